@@ -87,7 +87,8 @@ FUZZ_TARGETS := \
 	./shared/webhook/:FuzzParsePatterns ./shared/webhook/:FuzzParseSchedule ./shared/webhook/:FuzzParseSecret ./shared/webhook/:FuzzEndpointRulesCheck ./shared/webhook/:FuzzParseOwnHost \
 	./shared/webhook/:FuzzRunOf \
 	./shared/inbound/:FuzzParseStandardSignature ./shared/inbound/:FuzzParseStripeSignature ./shared/inbound/:FuzzParseGitHubSignature ./shared/inbound/:FuzzVerify \
-	./shared/webhookapi/:FuzzStatusChange ./shared/inboundapi/:FuzzDecodeMessage
+	./shared/webhookapi/:FuzzStatusChange ./shared/inboundapi/:FuzzDecodeMessage \
+	./shared/observed/:FuzzShapeItem
 # Each function's deployed bootstrap size and cold-start init under the
 # RIE, next to a trivial handler built the same way, as ratios from one run:
 # fifteen rounds, one cold start of each function per round (docs/performance.md).

@@ -26,7 +26,7 @@ func main() {
 	cfg, err := httptool.ConfigFromEnv(os.Getenv)
 	cfg = coldstart.Must(log, "bad configuration", cfg, err)
 	awsCfg := coldstart.AWSConfig(log)
-	d := toolfunction.DispatcherWith(log, awsCfg, dispatch.OneTool("http"), toolfunction.Options{Contract: httptool.Contract, Credentials: resolver(awsCfg)}, cfg.Tool())
+	d := toolfunction.DispatcherWith(log, awsCfg, dispatch.OneTool("http"), toolfunction.Options{Contract: httptool.Contract, Credentials: resolver(awsCfg), LearnShapes: true}, cfg.Tool())
 	lambda.Start(d.Handle)
 }
 

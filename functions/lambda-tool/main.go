@@ -27,6 +27,7 @@ func main() {
 	fns := platformtool.NewFunctions(stage, ssm.NewFromConfig(awsCfg))
 	client := awslambda.NewFromConfig(awsCfg, platformtool.ClientOptions)
 	floors := platformtool.NewFloors(client, platformtool.FloorTTL, nil)
-	d := toolfunction.Dispatcher(log, awsCfg, dispatch.PlatformTools, platformtool.Check(fns, floors), platformtool.Tool(client, fns))
+	d := toolfunction.DispatcherWith(log, awsCfg, dispatch.PlatformTools,
+		toolfunction.Options{Check: platformtool.Check(fns, floors), LearnShapes: true}, platformtool.Tool(client, fns))
 	lambda.Start(d.Handle)
 }

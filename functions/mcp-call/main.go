@@ -28,7 +28,7 @@ func main() {
 	cfg = coldstart.Must(log, "bad configuration", cfg, err)
 	c := mcptool.New(cfg, log)
 	awsCfg := coldstart.AWSConfig(log)
-	d := toolfunction.DispatcherWith(log, awsCfg, dispatch.MCPTools, toolfunction.Options{Check: c.Check, Credentials: resolver(awsCfg)}, c.Call)
+	d := toolfunction.DispatcherWith(log, awsCfg, dispatch.MCPTools, toolfunction.Options{Check: c.Check, Credentials: resolver(awsCfg), LearnShapes: true}, c.Call)
 	lambda.Start(d.Handle)
 }
 

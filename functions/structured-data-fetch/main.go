@@ -19,6 +19,6 @@ func main() {
 	cfg, err := fetch.ConfigFromEnv(os.Getenv)
 	cfg = coldstart.Must(log, "bad configuration", cfg, err)
 	awsCfg := coldstart.AWSConfig(log)
-	d := toolfunction.Dispatcher(log, awsCfg, dispatch.OneTool("structured-data-fetch"), nil, cfg.Tool())
+	d := toolfunction.DispatcherWith(log, awsCfg, dispatch.OneTool("structured-data-fetch"), toolfunction.Options{LearnShapes: true}, cfg.Tool())
 	lambda.Start(d.Handle)
 }

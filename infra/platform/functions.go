@@ -109,6 +109,11 @@ type functionSpec struct {
 	// also gets table.ParkingToolFunctions's accesses: the read of the
 	// park a call is sent again under.
 	Parks bool
+	// Learns: the function's tools can return results of an undeclared
+	// shape, which its dispatcher learns (docs/declarations.md, "Observed
+	// shapes"), so its role also gets table.LearningToolFunctions's
+	// accesses: the read and the conditional update of shape items.
+	Learns bool
 }
 
 // functionSpecs are the deployed functions in template order. Every one
@@ -125,7 +130,7 @@ var functionSpecs = []functionSpec{
 	{Name: fnFetch, LogicalID: "StructuredDataFetchFunction", Tool: true, LoadsToolsets: true, Lanes: true, ForSolutions: true,
 		Description: "toolgate tool structured-data-fetch: HTTP GET of allow-listed hosts",
 		MemoryMB:    512,
-		Principal:   table.ToolFunctions},
+		Principal:   table.ToolFunctions, Learns: true},
 	{Name: fnHTTP, LogicalID: "HttpFunction", Tool: true, LoadsToolsets: true, Lanes: true, ForSolutions: true,
 		Description: "toolgate tool http: HTTP requests to allow-listed hosts, reviewed by method",
 		// As structured-data-fetch: an answer of up to 5 MB parsed into
@@ -135,7 +140,7 @@ var functionSpecs = []functionSpec{
 		// internet, under TOOLGATE_HTTP_ALLOW. A call to a host entry
 		// that declares auth can park.
 		MemoryMB:  512,
-		Principal: table.ToolFunctions, Parks: true},
+		Principal: table.ToolFunctions, Parks: true, Learns: true},
 	{Name: fnValidator, LogicalID: "WorkflowValidatorFunction", Tool: true, LoadsToolsets: true, Lanes: true, ForSolutions: true,
 		Description: "toolgate tool workflow-validator: toolgate check of a Solution",
 		MemoryMB:    512,
@@ -148,7 +153,7 @@ var functionSpecs = []functionSpec{
 		// The dispatcher's items, as for every tool; its Lambda and SSM
 		// statements: toolfunction.InvokeStatement, FloorsStatement,
 		// ParametersStatement.
-		Principal: table.ToolFunctions},
+		Principal: table.ToolFunctions, Learns: true},
 	{Name: fnMCPCall, LogicalID: "McpCallFunction", Tool: true, LoadsToolsets: true, Lanes: true, ForSolutions: true,
 		Description: "toolgate mcp-call: the governed dispatcher for MCP tools, which checks the tool's definition on its server and sends tools/call",
 		// An MCP tool's default timeout (toolset.MCPToolTimeout): the
@@ -160,7 +165,7 @@ var functionSpecs = []functionSpec{
 		// The dispatcher's items, as for every tool, and nothing else: the
 		// MCP servers are reached over the internet, under TOOLGATE_MCP_ALLOW.
 		// Its calls can park.
-		Principal: table.ToolFunctions, Parks: true},
+		Principal: table.ToolFunctions, Parks: true, Learns: true},
 	{Name: fnReviewRequest, LogicalID: "ReviewRequestFunction", LoadsToolsets: true, Lanes: true, StartLane: true, ForSolutions: true,
 		Description: "toolgate review-request: stores a pending review with its task token",
 		MemoryMB:    256, TimeoutSeconds: 15,
@@ -764,6 +769,11 @@ func newFunction(scope constructs.Construct, p *PlatformStackProps, spec functio
 	}
 	if spec.Parks {
 		for _, s := range ledgerStatements(table.ParkingToolFunctions, ledger, p.IndexLeadingKeys) {
+			role.AddToPolicy(s)
+		}
+	}
+	if spec.Learns {
+		for _, s := range ledgerStatements(table.LearningToolFunctions, ledger, p.IndexLeadingKeys) {
 			role.AddToPolicy(s)
 		}
 	}

@@ -143,11 +143,13 @@ var wantFunctionPolicies = map[string][]stmt{
 			Condition: `{"ForAllValues:StringLike":{"ses:Recipients":` + wantRecipients + `},"StringEquals":{"ses:FromAddress":"noreply@mail.example.org"}}`},
 		lambdaXRay,
 	}, wantLedger(table.ToolFunctions)...),
-	"StructuredDataFetchFunction": append([]stmt{ownLogs("StructuredDataFetchFunction"), wantReadSecrets("structured-data-fetch"), lambdaXRay}, wantLedger(table.ToolFunctions)...),
-	"WorkflowValidatorFunction":   append([]stmt{ownLogs("WorkflowValidatorFunction"), wantReadSecrets("workflow-validator"), lambdaXRay}, wantLedger(table.ToolFunctions)...),
+	"StructuredDataFetchFunction": slices.Concat([]stmt{ownLogs("StructuredDataFetchFunction"), wantReadSecrets("structured-data-fetch"), lambdaXRay},
+		wantLedger(table.ToolFunctions), wantLedger(table.LearningToolFunctions)),
+	"WorkflowValidatorFunction": append([]stmt{ownLogs("WorkflowValidatorFunction"), wantReadSecrets("workflow-validator"), lambdaXRay}, wantLedger(table.ToolFunctions)...),
 	// http: the dispatcher's items (approvals among them: its writes are
 	// reviewed) and nothing else; the hosts are on the internet.
-	"HttpFunction": slices.Concat([]stmt{ownLogs("HttpFunction"), wantReadSecrets("http"), lambdaXRay}, wantLedger(table.ToolFunctions), wantLedger(table.ParkingToolFunctions)),
+	"HttpFunction": slices.Concat([]stmt{ownLogs("HttpFunction"), wantReadSecrets("http"), lambdaXRay}, wantLedger(table.ToolFunctions), wantLedger(table.ParkingToolFunctions),
+		wantLedger(table.LearningToolFunctions)),
 	// The proxy: the tagged functions and their floors, and its stage's
 	// tool function parameters only.
 	"LambdaToolFunction": append([]stmt{
@@ -157,10 +159,11 @@ var wantFunctionPolicies = map[string][]stmt{
 		wantReadFloors,
 		{Sid: "ToolFunctionParameters", Actions: []string{"ssm:GetParameter"}, Resources: []string{arn("ssm", "parameter/toolgate/test/tool-function/*")}},
 		lambdaXRay,
-	}, wantLedger(table.ToolFunctions)...),
+	}, slices.Concat(wantLedger(table.ToolFunctions), wantLedger(table.LearningToolFunctions))...),
 	// mcp-call: the dispatcher's items and nothing else; the MCP servers
 	// are on the internet.
-	"McpCallFunction": slices.Concat([]stmt{ownLogs("McpCallFunction"), wantReadSecrets("mcp-call"), lambdaXRay}, wantLedger(table.ToolFunctions), wantLedger(table.ParkingToolFunctions)),
+	"McpCallFunction": slices.Concat([]stmt{ownLogs("McpCallFunction"), wantReadSecrets("mcp-call"), lambdaXRay}, wantLedger(table.ToolFunctions), wantLedger(table.ParkingToolFunctions),
+		wantLedger(table.LearningToolFunctions)),
 	"ReviewRequestFunction": append([]stmt{
 		ownLogs("ReviewRequestFunction"),
 		// A child run's start: the version its execution runs.

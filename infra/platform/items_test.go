@@ -21,6 +21,8 @@ import (
 	instore "github.com/toolgate/toolgate/shared/inbound/store"
 	"github.com/toolgate/toolgate/shared/inboundapi"
 	ledgertable "github.com/toolgate/toolgate/shared/ledger"
+	"github.com/toolgate/toolgate/shared/observed"
+	shapedynamo "github.com/toolgate/toolgate/shared/observed/dynamo"
 	"github.com/toolgate/toolgate/shared/park"
 	parkdynamo "github.com/toolgate/toolgate/shared/park/dynamo"
 	"github.com/toolgate/toolgate/shared/review"
@@ -67,11 +69,15 @@ func principalOf(name string) table.Principal {
 }
 
 // accessesOf are the accesses function name's role is given: its
-// principal's, and table.ParkingToolFunctions's when its calls can park.
+// principal's, table.ParkingToolFunctions's when its calls can park, and
+// table.LearningToolFunctions's when it learns result shapes.
 func accessesOf(name string) []table.Access {
 	out := table.Of(principalOf(name))
 	if specOf(name).Parks {
 		out = append(out, table.Of(table.ParkingToolFunctions)...)
+	}
+	if specOf(name).Learns {
+		out = append(out, table.Of(table.LearningToolFunctions)...)
 	}
 	return out
 }
@@ -823,6 +829,23 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		}),
 		run("ledger.Store.Cover", 0, func(db *recorder) { ignore(l(db).Cover(ctx, testRunID, "crm.lookup_customer", "sha256:bb")) }),
 	}
+	// The dispatcher of a function whose tools' result shapes are learned
+	// reads a shape item and updates it (docs/declarations.md, "Observed
+	// shapes"), after its condition failed too.
+	sh := func(db *recorder) *shapedynamo.Store { return shapedynamo.New(db, "toolgate-test") }
+	shapeID := observed.Identity{Tool: "structured-data-fetch", Source: observed.SourceCatalog, OutputSchemaDigest: "sha256:00", Host: "api.example.com"}
+	learnedShape, err := observed.Observe(json.RawMessage(`{"a":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shapeLearning := []func(*recorder){
+		run("observed/dynamo.Store.Get", 0, func(db *recorder) { ignore(sh(db).Get(ctx, shapeID)) }),
+		run("observed/dynamo.Store.Put", 0, func(db *recorder) {
+			ignore(sh(db).Put(ctx, shapeID, learnedShape, 0, 1))
+			ignore(sh(db).Put(ctx, observed.Identity{Tool: "p-echo", Source: "platform:f"}, learnedShape, 3, 2))
+		}),
+		run("observed/dynamo.Store.Put (condition failed)", 1, func(db *recorder) { ignore(sh(db).Put(ctx, shapeID, learnedShape, 1, 1)) }),
+	}
 	// Inbound events and schedules (shared/inbound/store): the sources
 	// function manages sources and schedules; webhook-receiver reads a
 	// source's secrets, records deliveries, marks them queued and relays;
@@ -899,6 +922,11 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		}
 		if spec.Parks {
 			for _, f := range parkReads {
+				f(db)
+			}
+		}
+		if spec.Learns {
+			for _, f := range shapeLearning {
 				f(db)
 			}
 		}

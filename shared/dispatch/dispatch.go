@@ -143,6 +143,8 @@ type Dispatcher struct {
 	webhooks Emitter
 	// parks reads the park a call is sent again under (resume.go).
 	parks Parks
+	// shapes learns result shapes (learn.go); nil learns none.
+	shapes *learner
 }
 
 // Deps are a Dispatcher's collaborators, each behind the interface this
@@ -180,6 +182,13 @@ type Deps struct {
 	// the function's own key, which the covers of approved definitions
 	// it records and reads are sealed with (cover.go; Parks.Sealed).
 	Parks Parks
+	// Shapes keeps the shapes learned of successful results (learn.go;
+	// docs/declarations.md, "Observed shapes"): a tool function's is
+	// shared/observed/dynamo's Store on the ledger table, for the
+	// functions whose tools can return results of an undeclared shape.
+	// nil learns nothing and makes no request for it. Learning never
+	// changes a call's answer.
+	Shapes Shapes
 	// Run is the tool (or, for PlatformTools and MCPTools, the call of the
 	// pinned tool).
 	Run toolcall.Func
@@ -218,8 +227,12 @@ func New(cfg Config, deps Deps) (*Dispatcher, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Dispatcher{cfg: cfg, store: deps.Ledger, run: deps.Run, log: log, reviews: deps.Reviews, callers: deps.Callers,
-		creds: deps.Credentials, traces: tracecontext.NewDeriver(cfg.ExternalKeySecret), webhooks: deps.Webhooks, parks: deps.Parks}, nil
+	d := &Dispatcher{cfg: cfg, store: deps.Ledger, run: deps.Run, log: log, reviews: deps.Reviews, callers: deps.Callers,
+		creds: deps.Credentials, traces: tracecontext.NewDeriver(cfg.ExternalKeySecret), webhooks: deps.Webhooks, parks: deps.Parks}
+	if deps.Shapes != nil {
+		d.shapes = &learner{store: deps.Shapes, known: map[string]*learnedShape{}}
+	}
+	return d, nil
 }
 
 // Handle is the Lambda handler: it returns the tool's result, or an error
@@ -235,7 +248,9 @@ func (d *Dispatcher) Handle(ctx context.Context, payload json.RawMessage) (json.
 // input, check the park a call sent again names, check a gated call's
 // approval, resolve the credential of a target that declares auth, check
 // the call (Config.Check), claim the idempotency record and run the tool;
-// the outcome is recorded in one place (record).
+// the outcome is recorded in one place (record), and then, for a success
+// whose tool's result shape is learned, the shape (learn.go), within
+// LearnTimeout.
 func (d *Dispatcher) Invoke(ctx context.Context, payload json.RawMessage) (out json.RawMessage, err error) {
 	inv := &invocation{d: d, started: d.store.Now()}
 	if err := inv.admit(ctx, payload); err != nil {
@@ -257,7 +272,11 @@ func (d *Dispatcher) Invoke(ctx context.Context, payload json.RawMessage) (out j
 			out, err = nil, &tool.Error{Code: tool.Internal, Message: "internal error", MaybeApplied: o.write == writeFinish}
 		}
 	}()
-	return inv.record(ctx, o)
+	out, err = inv.record(ctx, o)
+	// The answer is decided and recorded: learning its shape, bounded,
+	// changes neither (learn.go).
+	inv.learn(ctx, o)
+	return out, err
 }
 
 // invocation is the state of one Invoke.
@@ -334,6 +353,10 @@ type invocation struct {
 	// for none), which its claim records, or the record's when the claim
 	// is a re-claim.
 	options []byte
+	// ranInput is the input the tool ran with (execute), which a
+	// structured-data-fetch or http result's shape is keyed by the host
+	// of (learn.go).
+	ranInput json.RawMessage
 	// matchable: this invocation's claim is a first attempt or follows a
 	// FAILED one (nothing of this call applied), so that a fork's call may
 	// still take its parent's result (reuse.go).

@@ -26,6 +26,10 @@
 //   - record (record.go): every phase after admit ends in an outcome, which
 //     record writes to the ledger (a row of its own, or the claimed
 //     record's finish with the attempt's row) and the log, in one place.
+//   - learn (learn.go): after a success is recorded, the shape of its
+//     result (Deps.Shapes, shared/observed), within LearnTimeout; never
+//     the answer's business, never a value (docs/declarations.md,
+//     "Observed shapes").
 //
 // New builds a Dispatcher from its Config (what it serves, its Mode:
 // OneTool, PlatformTools or MCPTools; its limits) and its Deps, the

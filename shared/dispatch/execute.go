@@ -22,6 +22,7 @@ import (
 // (classifyEnd, classifyOutput) are pure functions of what execute saw.
 func (inv *invocation) execute(ctx context.Context, input json.RawMessage) *outcome {
 	d, env := inv.d, inv.env
+	inv.ranInput = input
 	bounds := deadlineBounds{Now: time.Now(), LeaseUntil: inv.leaseUntil, Margin: d.cfg.DeadlineMargin, Lease: d.cfg.Lease, StepSeconds: env.TimeoutSeconds}
 	bounds.Lambda, _ = ctx.Deadline()
 	deadline, timedOut := toolDeadline(bounds)

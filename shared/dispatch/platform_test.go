@@ -33,7 +33,7 @@ func addPlatformEcho(ts *toolset.Toolset) {
 
 // registerAs gives ts its id, verifies it against the catalog and
 // registers it on e's ledger.
-func registerAs(t *testing.T, e *env, ts *toolset.Toolset) *toolset.Toolset {
+func registerAs(t testing.TB, e *env, ts *toolset.Toolset) *toolset.Toolset {
 	t.Helper()
 	var err error
 	if ts.ID, err = ts.ComputeID(); err != nil {

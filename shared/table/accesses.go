@@ -44,6 +44,24 @@ const (
 // recipients condition (docs/infra.md).
 const ParkingToolFunctions Principal = "parking tool functions"
 
+// LearningToolFunctions are the tool functions whose tools can return
+// results of an undeclared shape (structured-data-fetch, http: the data
+// member; lambda-tool, mcp-call: a tool without an output schema), whose
+// dispatchers learn them (shared/observed; docs/declarations.md,
+// "Observed shapes"). send-email and workflow-validator declare their
+// whole output and learn nothing, so their roles do without.
+const LearningToolFunctions Principal = "learning tool functions"
+
+// ShapeRead are the attributes a dispatcher reads of a shape item
+// (observed/dynamo Store.Get, a consistent GetItem projecting them).
+var ShapeRead = Shape.Names(PK, SK, "shape", "version", "learned_from")
+
+// ShapeUpdated are the attributes of a dispatcher's conditional
+// UpdateItem of a shape item (observed/dynamo Store.Put: SET shape,
+// version, tool, from_host, updated_at, expires_at, ADD learned_from;
+// condition attribute_not_exists(pk) or version = the version read).
+var ShapeUpdated = Shape.Names(PK, SK, "shape", "version", "tool", "from_host", "learned_from", "updated_at", ExpiresAt)
+
 // Functions are the principals whose functions verify caller proofs, so
 // each records them. webhook-delivery, webhook-receiver and inbound-start
 // verify none: only queues, schedules and (webhook-receiver) signed
@@ -611,6 +629,12 @@ var Accesses = []Access{
 		Attributes: InboundEventStarted, ReturnValues: "NONE", Code: "store.Store PutFiring, MarkStarted, MarkFailed (shared/inbound/store)",
 		Doc: "the conditional PutItem (attribute_not_exists(pk)) of a schedule's firing, QUEUED without a body, and the UpdateItem " +
 			"marking an event STARTED or FAILED, removing its body (body named only to REMOVE it)"},
+	{Sid: "ReadShapes", By: []Principal{LearningToolFunctions}, On: []*Kind{Shape}, Actions: []Action{GetItem},
+		Attributes: ShapeRead, SpecificAttributes: true, Code: "dynamo.Store.Get (shared/observed/dynamo)",
+		Doc: "a consistent GetItem of the shape learned under a result's identity, once per identity per container, projecting ShapeRead"},
+	{Sid: "LearnShapes", By: []Principal{LearningToolFunctions}, On: []*Kind{Shape}, Actions: []Action{UpdateItem},
+		Attributes: ShapeUpdated, ReturnValues: "NONE", Code: "dynamo.Store.Put (shared/observed/dynamo)",
+		Doc: "the UpdateItem of a shape a result added something to, conditional on the version read (or on no item): names and types, never a value"},
 	{Sid: "LedgerReads", By: []Principal{Operator}, On: []*Kind{Call, Row, Toolset}, Actions: []Action{GetItem, Query},
 		Attributes: ReadAttributes, SpecificAttributes: true, Code: "toolgate ledger (ledger.Store reads)",
 		Doc: "calls, rows and toolsets with a projection, never a review item nor a recorded result"},

@@ -60,6 +60,11 @@ var writeRules = []writeRule{
 	{kind: Cover, by: []Principal{ParkingToolFunctions}, action: PutItem,
 		allow: []string{PK, SK, "tool", "park_id", "pinned_digest", "current_digest", "decided_by", "mac", ExpiresAt}},
 	{kind: Key, by: []Principal{ToolFunctions}, action: PutItem, allow: []string{PK, SK, "run_id", ExpiresAt}},
+	// A learned shape: only a learning tool function updates it, with
+	// names and types, never a value (docs/declarations.md, "Observed
+	// shapes").
+	{kind: Shape, by: []Principal{LearningToolFunctions}, action: UpdateItem,
+		allow: []string{PK, SK, "shape", "version", "tool", "from_host", "learned_from", "updated_at", ExpiresAt}},
 	// A fork's claim on a parent call: the dispatcher's own item, as its
 	// calls are.
 	{kind: ReuseClaim, by: []Principal{ToolFunctions}, action: PutItem},

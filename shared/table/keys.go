@@ -264,3 +264,9 @@ func InboundEventKeyOf(pk string) (origin, name, id string, ok bool) {
 	}
 	return origin, name, id, true
 }
+
+// Keys of a shape item (Shape): "SHAPE#<identity digest>" / "SHAPE".
+const (
+	ShapePrefix = "SHAPE#"
+	ShapeSK     = "SHAPE"
+)

@@ -678,3 +678,27 @@ var InboundEvent = &Kind{
 		ttl,
 	},
 }
+
+// Shape is the shape a tool function's dispatcher learned of one tool's
+// successful results: JSON types per path, never a value
+// (shared/observed, shared/observed/dynamo; docs/declarations.md,
+// "Observed shapes"). Its key is the digest of the identity the results
+// are learned under (observed.Identity.Key: the tool, its source, the
+// pinned output schema's digest, and the host for structured-data-fetch
+// and http). Only the dispatchers of tool functions whose tools can
+// return results of an undeclared shape read and update it: one GetItem
+// per identity per container, and a conditional UpdateItem (on version)
+// when a result adds something.
+var Shape = &Kind{
+	Name: "shape", Prefix: ShapePrefix, PKShape: ShapePrefix + "<identity digest, 64 hex>", SKShape: ShapeSK, SKValue: ShapeSK,
+	Doc: "the shape learned of one tool's results (per host for structured-data-fetch and http): JSON types per path, never a value",
+	Attributes: []Attribute{
+		attr("shape", String, "the shape's compact JSON (observed.Shape Marshal): types, member names of plain identifiers and flags, never a value"),
+		attr("version", Number, "1, then one more at each update: the condition of the next"),
+		attr("tool", String, "the tool's name"),
+		attr("from_host", String, "structured-data-fetch and http: the host the results came from; absent for other tools"),
+		attr("learned_from", Number, "a lower bound of the results learned from: each update adds the results its container saw since its last update"),
+		attr("updated_at", String, "RFC 3339 UTC: the last update"),
+		attr(ExpiresAt, Number, "epoch seconds: a year after the last update (a shape still in use is learned again after it, one write)"),
+	},
+}

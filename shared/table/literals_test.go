@@ -33,6 +33,7 @@ var adapters = []string{
 	module + "/shared/webhook/outbox",
 	module + "/shared/park/dynamo",
 	module + "/shared/inbound/store",
+	module + "/shared/observed/dynamo",
 }
 
 // dynamoImports are the import paths that make a package a DynamoDB

@@ -162,7 +162,7 @@ func (ix *Index) Attributes() []string {
 // lists them.
 var Kinds = []*Kind{Call, Row, Cover, ReuseClaim, Key, Toolset, Published, Review, Binding, Start, ChildPointer, Proof, Credential, CredentialToolset,
 	WebhookSubscription, WebhookEvent, WebhookCallEvent, WebhookAttempt, Park, Reconciliation, Fork, Notice,
-	InboundSource, Schedule, InboundEvent}
+	InboundSource, Schedule, InboundEvent, Shape}
 
 // Indexes is every index of the table.
 var Indexes = []*Index{ReviewsByStatus, WebhookUnsent, ParksByStatus, InboundUnqueued}

@@ -14,6 +14,7 @@ import (
 	"github.com/toolgate/toolgate/shared/coldstart"
 	"github.com/toolgate/toolgate/shared/dispatch"
 	"github.com/toolgate/toolgate/shared/ledger"
+	observeddynamo "github.com/toolgate/toolgate/shared/observed/dynamo"
 	"github.com/toolgate/toolgate/shared/review/dynamo"
 	"github.com/toolgate/toolgate/shared/seal"
 	"github.com/toolgate/toolgate/shared/secrets"
@@ -62,6 +63,13 @@ type Options struct {
 	// main builds so that no other tool function links the KMS client.
 	// nil: a call to a target that declares auth is refused.
 	Credentials func(db *dynamodb.Client, table string) dispatch.Credentials
+	// LearnShapes, for a function whose tools can return results of an
+	// undeclared shape (structured-data-fetch, http, lambda-tool,
+	// mcp-call), learns them in the ledger table (dispatch.Deps.Shapes:
+	// shared/observed/dynamo's Store; docs/declarations.md, "Observed
+	// shapes"); its role holds the accesses of
+	// table.LearningToolFunctions. false: nothing is learned.
+	LearnShapes bool
 }
 
 // DispatcherWith is Dispatcher with opts: a check, a contract, and a
@@ -115,6 +123,9 @@ func DispatcherWith(log *slog.Logger, awsCfg aws.Config, mode dispatch.Mode, opt
 	}
 	if opts.Credentials != nil {
 		deps.Credentials = opts.Credentials(db, table)
+	}
+	if opts.LearnShapes {
+		deps.Shapes = observeddynamo.New(db, table)
 	}
 	d, err := dispatch.New(cfg, deps)
 	return coldstart.Must(log, "bad configuration", d, err)
