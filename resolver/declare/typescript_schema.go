@@ -188,6 +188,12 @@ type ctx struct {
 	// either of which declares the other members: an object type here
 	// gets no index signature of unknown members.
 	inObject bool
+	// admit, when not nil, are the only member names a conjunct of the
+	// same value admits: a closed object schema ("additionalProperties":
+	// false, no patternProperties) beside this one, or this one's own,
+	// refuses every other name. An object type here declares other
+	// names never and adds no index signature of unknown members.
+	admit map[string]bool
 }
 
 func (c ctx) add(tag, text string) { *c.notes = append(*c.notes, note{at: c.at, tag: tag, text: text}) }
@@ -203,6 +209,7 @@ func (c ctx) sub(rel string) ctx {
 		c.at += "/" + rel
 	}
 	c.inObject = false
+	c.admit = nil
 	return c
 }
 
@@ -351,7 +358,9 @@ func (d *docRenderer) schema(m map[string]any, c ctx) tsType {
 			c.add("", "Not expressed in the type: "+k+".")
 		}
 	}
+	admit := admitted(m, c.admit)
 	bc := c
+	bc.admit = admit
 	if len(parts) > 0 {
 		// Beside a reference, whose alias declares its own members,
 		// an object type adds no index signature of unknown members.
@@ -370,7 +379,7 @@ func (d *docRenderer) schema(m map[string]any, c ctx) tsType {
 			return tUnknown
 		}
 		if sets, ok := requiredSets(subs); kw == "oneOf" && objectOnly && ok {
-			t, exact := exclusive(sets)
+			t, exact := exclusive(sets, admit)
 			parts = append(parts, t)
 			if !exact {
 				c.add("", "Exactly one of the oneOf alternatives holds: the type accepts some values that match several, the tool's schema does not.")
@@ -381,6 +390,7 @@ func (d *docRenderer) schema(m map[string]any, c ctx) tsType {
 		for i, sub := range subs {
 			sc := c.sub(kw + "/" + strconv.Itoa(i))
 			sc.inObject = objectOnly
+			sc.admit = admit
 			alts[i] = d.render(sub, sc)
 		}
 		if kw == "allOf" {
@@ -762,7 +772,10 @@ func (d *docRenderer) objectType(m map[string]any, c ctx) tsType {
 		var notes []note
 		mc := ctx{ptr: c.ptr + "/properties/" + schemaPointerToken(name), depth: c.depth + 1, indent: c.indent + 1, notes: &notes}
 		var t tsType
-		if sub, ok := props[name]; ok {
+		if c.admit != nil && !c.admit[name] {
+			t = tNever
+			notes = append(notes, note{text: "Not a member the schema admits: a closed object schema beside this one does not name it."})
+		} else if sub, ok := props[name]; ok {
 			t = d.render(sub, mc)
 		} else if closed && len(patterns) == 0 {
 			t = tNever
@@ -798,6 +811,19 @@ func (d *docRenderer) objectType(m map[string]any, c ctx) tsType {
 	}
 	index := ""
 	switch {
+	case c.admit != nil && len(patterns) == 0:
+		// Only the admitted names can be members, and the closed
+		// schema that admits them declares each: an admitted name this
+		// schema does not declare is of its additional properties' type.
+		if hasAP && !closed {
+			at := values[len(values)-1]
+			for _, n := range slices.Sorted(maps.Keys(c.admit)) {
+				if _, ok := props[n]; ok || required[n] {
+					continue
+				}
+				members = append(members, indentOf(c.indent+1)+tsString(n)+"?: "+at.text+";\n")
+			}
+		}
 	case !hasAP && !c.inObject:
 		index = "unknown"
 	case !hasAP && c.inObject, closed && len(patterns) == 0:
@@ -939,7 +965,7 @@ func requiredSets(subs []any) ([][]string, bool) {
 // alternative another's set is within can never match alone and is
 // dropped. exact reports whether every alternative's exclusion was so
 // stated (none requires two members or more beyond another's).
-func exclusive(sets [][]string) (tsType, bool) {
+func exclusive(sets [][]string, admit map[string]bool) (tsType, bool) {
 	exact := true
 	var alts []tsType
 	for i, set := range sets {
@@ -969,6 +995,10 @@ func exclusive(sets [][]string) (tsType, bool) {
 		}
 		var members []string
 		for _, n := range set {
+			if admit != nil && !admit[n] {
+				members = append(members, tsString(n)+": never;")
+				continue
+			}
 			members = append(members, tsString(n)+": unknown;")
 		}
 		for _, n := range slices.Sorted(maps.Keys(absent)) {
@@ -981,4 +1011,37 @@ func exclusive(sets [][]string) (tsType, bool) {
 		alts = append(alts, tsType{"{ " + strings.Join(members, " ") + " }", precPrimary})
 	}
 	return union(alts), exact
+}
+
+// admitted are the member names an object may hold under schema m and
+// the names outer admits (nil: any): when m, or one of m's allOf
+// subschemas, is a closed object schema ("additionalProperties": false
+// and no patternProperties) its properties' names, intersected; else
+// outer. A closed schema refuses any other member, whichever conjunct
+// declares it (JSON Schema 2020-12 Core §10.3.2.3: additionalProperties
+// sees only its own schema's properties).
+func admitted(m map[string]any, outer map[string]bool) map[string]bool {
+	admit := outer
+	conjuncts := []any{m}
+	if all, ok := m["allOf"].([]any); ok {
+		conjuncts = append(conjuncts, all...)
+	}
+	for _, s := range conjuncts {
+		x, ok := s.(map[string]any)
+		if !ok || x["additionalProperties"] != false {
+			continue
+		}
+		if _, ok := x["patternProperties"]; ok {
+			continue
+		}
+		props, _ := x["properties"].(map[string]any)
+		names := map[string]bool{}
+		for n := range props {
+			if admit == nil || admit[n] {
+				names[n] = true
+			}
+		}
+		admit = names
+	}
+	return admit
 }

@@ -33,6 +33,31 @@ export interface Tools {
     output: { "ok": true; } | { "error": string; };
   };
   /**
+   * A closed object beside allOf, and a closed allOf branch: a member another conjunct declares is still refused.
+   */
+  "closed_allof": {
+    input: {
+      "base"?: { "a"?: string; } & {
+        /**
+         * Not a member the schema admits: a closed object schema beside this one does not name it.
+         */
+        "b"?: never;
+      };
+      "branch"?: { "a"?: string; "n"?: number; } & {
+        /**
+         * Not a member the schema admits: a closed object schema beside this one does not name it.
+         */
+        "b": never;
+      };
+      "choice"?: { "id"?: string; } & ({ "id": unknown; "email"?: never; } | { "email": never; "id"?: never; });
+      "typed"?: { "a"?: number; } & { "a"?: unknown; };
+    };
+    /**
+     * The tool declares no output schema.
+     */
+    output: unknown;
+  };
+  /**
    * A schema nested past the depth the declarations follow.
    */
   "deep": {

@@ -48,3 +48,20 @@ export const numberLabel: In<"maps"> = { labels: { team: "a", extra: true } };
 export const something: In<"maps"> = { labels: { team: "a" }, nothing: { a: 1 } };
 // @ts-expect-error: a false schema admits nothing
 export const never: In<"maps"> = { labels: { team: "a" }, never: 1 };
+
+// A closed object refuses the members another conjunct (allOf, anyOf,
+// oneOf) declares.
+export const closedBase: In<"closed_allof"> = { base: { a: "x" }, typed: { a: 1 } };
+// @ts-expect-error: b is declared by an allOf branch, refused by the closed base
+export const closedBaseB: In<"closed_allof"> = { base: { b: "x" } };
+// @ts-expect-error: the closed allOf branch refuses b, which the other branch requires
+export const closedBranchB: In<"closed_allof"> = { branch: { b: "x" } };
+// @ts-expect-error: the closed allOf branch refuses a member nothing declares
+export const closedBranchC: In<"closed_allof"> = { branch: { n: 1, c: 1 } };
+// @ts-expect-error: a is admitted by the closed branch and of the additional properties' type
+export const typedA: In<"closed_allof"> = { typed: { a: "x" } };
+// @ts-expect-error: the closed branch admits only a
+export const typedB: In<"closed_allof"> = { typed: { b: 1 } };
+export const choiceId: In<"closed_allof"> = { choice: { id: "x" } };
+// @ts-expect-error: email is required by the other alternative, refused by the closed object
+export const choiceEmail: In<"closed_allof"> = { choice: { email: "x" } };
