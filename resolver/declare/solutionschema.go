@@ -64,6 +64,10 @@ func SolutionSchema(ts *toolset.Toolset) ([]byte, error) {
 	slices.Sort(names)
 	var cases []any
 	for _, name := range names {
+		t := ts.Tools[name]
+		if err := checkBounds(name, &t); err != nil {
+			return nil, err
+		}
 		in, required, err := toolInput(name, ts.Tools[name].InputSchema)
 		if err != nil {
 			return nil, err

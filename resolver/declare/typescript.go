@@ -67,6 +67,9 @@ func TypeScript(ts *toolset.Toolset) ([]byte, error) {
 			return nil, fmt.Errorf("tool %s: the name is not UTF-8", tsString(name))
 		}
 		t := ts.Tools[name]
+		if err := checkBounds(name, &t); err != nil {
+			return nil, err
+		}
 		in, inDoc, err := f.document(name, "input_schema", t.InputSchema)
 		if err != nil {
 			return nil, err
@@ -223,3 +226,26 @@ func writeDoc(b *strings.Builder, depth int, notes []note) {
 }
 
 func indentOf(depth int) string { return strings.Repeat("  ", depth) }
+
+// checkBounds refuses a tool whose input or output schema is past the
+// bounds a pinned schema keeps (toolset.CheckSchemaSize: bytes, depth,
+// references; docs/ledger.md). A registered toolset passed them when it
+// was pinned, but a lock file read with toolset.Parse alone was not
+// checked, and past them a rendering's size or time has no bound (a
+// draft-07 conversion grows with the square of the depth; references
+// that fan out double the work per reference). The error names the tool
+// and the schema.
+func checkBounds(name string, t *toolset.Tool) error {
+	for _, s := range []struct {
+		member string
+		doc    json.RawMessage
+	}{{"input_schema", t.InputSchema}, {"output_schema", t.OutputSchema}} {
+		if !hasSchema(s.doc) || !json.Valid(s.doc) {
+			continue // none, or not JSON: the rendering says where
+		}
+		if err := toolset.CheckSchemaSize(s.doc); err != nil {
+			return fmt.Errorf("tool %s: %s %v (a pinned schema's bounds, docs/ledger.md)", tsString(name), s.member, err)
+		}
+	}
+	return nil
+}

@@ -58,62 +58,14 @@ export interface Tools {
     output: unknown;
   };
   /**
-   * A schema nested past the depth the declarations follow.
+   * A schema nested past the depth the declarations follow, within a pinned schema's bounds: arrays of arrays.
    */
   "deep": {
     input: {
-      "n": {
-        "n": {
-          "n": {
-            "n": {
-              "n": {
-                "n": {
-                  "n": {
-                    "n": {
-                      "n": {
-                        "n": {
-                          "n": {
-                            "n": {
-                              "n": {
-                                "n": {
-                                  "n": {
-                                    "n": {
-                                      "n": {
-                                        "n": {
-                                          "n": {
-                                            "n": {
-                                              "n": {
-                                                "n": {
-                                                  "n": {
-                                                    "n": {
-                                                      /**
-                                                       * Not expressed: nested deeper than 24 schemas (unknown).
-                                                       */
-                                                      "n": unknown;
-                                                    };
-                                                  };
-                                                };
-                                              };
-                                            };
-                                          };
-                                        };
-                                      };
-                                    };
-                                  };
-                                };
-                              };
-                            };
-                          };
-                        };
-                      };
-                    };
-                  };
-                };
-              };
-            };
-          };
-        };
-      };
+      /**
+       * items/items/items/items/items/items/items/items/items/items/items/items/items/items/items/items/items/items/items/items/items/items/items/items: Not expressed: nested deeper than 24 schemas (unknown).
+       */
+      "n": unknown[][][][][][][][][][][][][][][][][][][][][][][][];
     };
     /**
      * The tool declares no output schema.
