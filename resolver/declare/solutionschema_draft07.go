@@ -30,6 +30,11 @@ type converter struct {
 	tool string // the tool's name, for errors
 	base string // the pointer of the converted schema's root
 	root any    // the schema as pinned, for $ref rewriting
+	// scoped counts the subschemas with their own "$id" the conversion
+	// is inside: a $ref there resolves against that $id (JSON Schema
+	// 2020-12 Core §8.2.1), not the tool's schema, and is dropped
+	// (looser, as a dropped keyword is).
+	scoped int
 }
 
 // dropped are the keywords left out of a converted schema.
@@ -42,6 +47,10 @@ func (c *converter) schema(n any, wrap bool, at string) (any, error) {
 	m, ok := n.(map[string]any)
 	if !ok {
 		return n, nil // true, false, or not a schema (the resolver refuses it)
+	}
+	if _, ok := m["$id"]; ok && at != "" {
+		c.scoped++
+		defer func() { c.scoped-- }()
 	}
 	out := map[string]any{}
 	sub := func(v any, wrap bool, at string) (any, error) { return c.schema(v, wrap, at) }
@@ -131,6 +140,7 @@ func (c *converter) schema(n any, wrap bool, at string) (any, error) {
 					break
 				}
 			}
+		case k == "$ref" && c.scoped > 0:
 		case k == "$ref":
 			s, _ := v.(string)
 			out[k], err = c.ref(s, kat)
@@ -147,7 +157,7 @@ func (c *converter) schema(n any, wrap bool, at string) (any, error) {
 	if len(defs) > 0 {
 		out["definitions"] = defs
 	}
-	if r, ok := out["$ref"]; ok && refWithSiblings(m) {
+	if r, ok := out["$ref"]; ok && c.scoped == 0 && refWithSiblings(m) {
 		delete(out, "$ref")
 		d, hasDefs := out["definitions"]
 		delete(out, "definitions")

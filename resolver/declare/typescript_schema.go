@@ -194,6 +194,11 @@ type ctx struct {
 	// refuses every other name. An object type here declares other
 	// names never and adds no index signature of unknown members.
 	admit map[string]bool
+	// scoped: the schema is inside a subschema with its own "$id", a
+	// resource of its own against whose URI its references resolve
+	// (JSON Schema 2020-12 Core §8.2.1): such a reference is not a
+	// pointer into the tool's schema, and is unknown.
+	scoped bool
 }
 
 func (c ctx) add(tag, text string) { *c.notes = append(*c.notes, note{at: c.at, tag: tag, text: text}) }
@@ -338,6 +343,9 @@ func (d *docRenderer) schema(m map[string]any, c ctx) tsType {
 		c.add("", fmt.Sprintf("Not expressed: nested deeper than %d schemas (unknown).", MaxTypeDepth))
 		return tUnknown
 	}
+	if _, ok := m["$id"]; ok && c.ptr != "" {
+		c.scoped = true
+	}
 	var parts []tsType
 	if r, ok := m["$ref"]; ok {
 		s, ok := r.(string)
@@ -345,7 +353,12 @@ func (d *docRenderer) schema(m map[string]any, c ctx) tsType {
 			d.fail(c.ptr, "$ref must be a string")
 			return tUnknown
 		}
-		parts = append(parts, d.ref(s, c))
+		if c.scoped {
+			c.add("", "Not expressed: the reference "+tsString(s)+", inside a schema with its own $id, against which it resolves (unknown).")
+			parts = append(parts, tUnknown)
+		} else {
+			parts = append(parts, d.ref(s, c))
+		}
 		if d.legacy {
 			return parts[0]
 		}
@@ -770,7 +783,7 @@ func (d *docRenderer) objectType(m map[string]any, c ctx) tsType {
 	slices.Sort(names)
 	for _, name := range names {
 		var notes []note
-		mc := ctx{ptr: c.ptr + "/properties/" + schemaPointerToken(name), depth: c.depth + 1, indent: c.indent + 1, notes: &notes}
+		mc := ctx{ptr: c.ptr + "/properties/" + schemaPointerToken(name), depth: c.depth + 1, indent: c.indent + 1, notes: &notes, scoped: c.scoped}
 		var t tsType
 		if c.admit != nil && !c.admit[name] {
 			t = tNever
