@@ -378,6 +378,11 @@ func toolInput(name string, raw json.RawMessage) (any, bool, error) {
 		return nil, false, fmt.Errorf("tool %q input schema: %w", name, err)
 	}
 	c := converter{tool: name, base: "#/definitions/" + pointerToken(toolDefPrefix+name), root: doc}
+	if m, ok := doc.(map[string]any); ok {
+		if s, ok := m["$schema"].(string); ok {
+			c.legacy = strings.Contains(s, "draft-07") || strings.Contains(s, "draft-06") || strings.Contains(s, "draft-04")
+		}
+	}
 	out, err := c.schema(doc, false, "")
 	if err != nil {
 		return nil, false, err

@@ -18,7 +18,9 @@ import (
 //     additionalItems; dependentRequired and dependentSchemas become
 //     dependencies;
 //   - a $ref with sibling keywords becomes an allOf of the $ref and the
-//     siblings (draft-07 ignores a $ref's siblings);
+//     siblings (draft-07 ignores a $ref's siblings), in a 2020-12 schema;
+//     in a draft-07 or older one (its $schema) it stays as it is, its
+//     siblings ignored by both drafts alike;
 //   - $schema, $id, $anchor, $dynamicAnchor, $vocabulary and the
 //     keywords draft-07 lacks (unevaluatedProperties, unevaluatedItems,
 //     $dynamicRef, minContains, maxContains) are dropped: looser, never
@@ -35,6 +37,10 @@ type converter struct {
 	// 2020-12 Core §8.2.1), not the tool's schema, and is dropped
 	// (looser, as a dropped keyword is).
 	scoped int
+	// legacy: the schema is draft-07 or older ($schema), where a $ref's
+	// siblings are ignored (draft-07 Core §8.3), as solution.schema.json's
+	// draft-07 ignores them: a $ref with siblings stays as it is.
+	legacy bool
 }
 
 // dropped are the keywords left out of a converted schema.
@@ -157,7 +163,7 @@ func (c *converter) schema(n any, wrap bool, at string) (any, error) {
 	if len(defs) > 0 {
 		out["definitions"] = defs
 	}
-	if r, ok := out["$ref"]; ok && c.scoped == 0 && refWithSiblings(m) {
+	if r, ok := out["$ref"]; ok && c.scoped == 0 && !c.legacy && refWithSiblings(m) {
 		delete(out, "$ref")
 		d, hasDefs := out["definitions"]
 		delete(out, "definitions")
@@ -230,7 +236,7 @@ func (c *converter) ref(s, at string) (string, error) {
 			return "", false
 		}
 		wrapped := false
-		if isMap && t != "$defs" && t != "definitions" && refWithSiblings(m) {
+		if isMap && t != "$defs" && t != "definitions" && !c.legacy && refWithSiblings(m) {
 			// The converted node is {"allOf": [{"$ref": …}, siblings]}.
 			out = append(out, "allOf", "1")
 		}
