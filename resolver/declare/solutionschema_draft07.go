@@ -14,6 +14,8 @@ import (
 //   - $defs becomes definitions, and every $ref ("#..." only: a pinned
 //     schema is self-contained) is rewritten to the converted schema's
 //     place under #/definitions/tool:NAME;
+//   - draft-04's boolean exclusiveMinimum and exclusiveMaximum become
+//     draft-07's numbers (minimum's or maximum's value), or go when false;
 //   - prefixItems becomes the array form of items, and items next to it
 //     additionalItems; dependentRequired and dependentSchemas become
 //     dependencies;
@@ -145,6 +147,14 @@ func (c *converter) schema(n any, wrap bool, at string) (any, error) {
 				if deps[dk], err = sub(dv, false, kat+"/"+pointerToken(dk)); err != nil {
 					break
 				}
+			}
+		case k == "exclusiveMinimum" || k == "exclusiveMaximum":
+			// draft-04's boolean form: the bound is minimum's or
+			// maximum's value, exclusive when true.
+			if b, isBool := v.(bool); !isBool {
+				out[k] = v
+			} else if bound, ok := m[map[string]string{"exclusiveMinimum": "minimum", "exclusiveMaximum": "maximum"}[k]]; ok && b {
+				out[k] = bound
 			}
 		case k == "$ref" && c.scoped > 0:
 		case k == "$ref":
