@@ -11,6 +11,8 @@
 // false, in every alternative), whether a schema names it, and the member
 // names declared where it stops. Keywords it does not read leave the
 // place open: it never says a path cannot exist unless the schema says so.
-// Local $ref ("#…") is followed; cycles and deep alternatives are bounded
+// Local $ref ("#…") is followed (in a draft-07 or older document, as its
+// $schema says, the keywords beside a $ref are ignored, as that draft
+// says); cycles and deep alternatives are bounded
 // by a count of visited nodes, past which the rest is unknown.
 package schemashape

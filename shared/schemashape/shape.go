@@ -16,6 +16,26 @@ import (
 // after Parse and safe for concurrent use.
 type Shape struct {
 	root any // the decoded document: a map[string]any or a bool
+	// refAlone: the document is of a draft before 2019-09 (its $schema
+	// says so), where a schema object with $ref is the referenced schema
+	// alone and the keywords beside it are ignored (draft-07 Core,
+	// section 8.3).
+	refAlone bool
+}
+
+// refAloneDraft matches the $schema of the drafts where keywords beside
+// $ref are ignored: draft-03 to draft-07.
+var refAloneDraft = regexp.MustCompile(`^https?://json-schema\.org/draft-0[3-7]/schema#?$`)
+
+// newShape is the Shape of a decoded document.
+func newShape(root any) *Shape {
+	s := &Shape{root: root}
+	if m, ok := root.(map[string]any); ok {
+		if id, ok := m["$schema"].(string); ok {
+			s.refAlone = refAloneDraft.MatchString(id)
+		}
+	}
+	return s
 }
 
 // Parse reads a JSON Schema document (draft 2020-12 or draft-07: both
@@ -42,7 +62,7 @@ func Parse(doc json.RawMessage) (*Shape, error) {
 	default:
 		return nil, errors.New("schema must be an object or a boolean (JSON Schema 2020-12, section 4.3)")
 	}
-	return &Shape{root: root}, nil
+	return newShape(root), nil
 }
 
 // FromValue is Parse of a schema already decoded (by encoding/json, numbers
@@ -51,7 +71,7 @@ func FromValue(v any) *Shape {
 	if v == nil {
 		return &Shape{root: true}
 	}
-	return &Shape{root: v}
+	return newShape(v)
 }
 
 // Step is one accessor of a path into an instance: a member name, or an
@@ -124,7 +144,7 @@ func (s *Shape) At(path []Step) Result {
 	if s == nil {
 		return Result{Types: Any}
 	}
-	w := &walker{root: s.root}
+	w := &walker{root: s.root, refAlone: s.refAlone}
 	r := w.at(s.root, path, 0, 0)
 	slices.Sort(r.Members)
 	r.Members = slices.Compact(r.Members)
@@ -167,8 +187,9 @@ func PointerSteps(ptr string) ([]Step, error) {
 }
 
 type walker struct {
-	root   any
-	visits int
+	root     any
+	refAlone bool // Shape.refAlone
+	visits   int
 }
 
 // unknown is the result of a place nothing is known of.
@@ -194,8 +215,15 @@ func (w *walker) at(n any, path []Step, depth, refs int) Result {
 }
 
 // object evaluates a schema object: its own keywords, in conjunction with
-// its $ref, allOf, and the disjunctions anyOf and oneOf.
+// its $ref, allOf, and the disjunctions anyOf and oneOf. In a draft before
+// 2019-09, an object with $ref is its target alone (Shape.refAlone).
 func (w *walker) object(m map[string]any, path []Step, depth, refs int) Result {
+	if ref, ok := m["$ref"].(string); ok && w.refAlone {
+		if target, ok := w.resolve(ref); ok && refs < 32 {
+			return w.at(target, path, depth, refs+1)
+		}
+		return unknown(depth)
+	}
 	parts := []Result{w.own(m, path, depth, refs)}
 	if ref, ok := m["$ref"].(string); ok {
 		if target, ok := w.resolve(ref); ok && refs < 32 {

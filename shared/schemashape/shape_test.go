@@ -159,3 +159,32 @@ func TestAtTakesAllOfAsConjunction(t *testing.T) {
 		t.Errorf("a member one conjunct closes: %+v", r)
 	}
 }
+
+// In draft-07 (and the drafts before it) a schema object with $ref is the
+// referenced schema alone: keywords beside $ref are ignored (draft-07
+// Core, section 8.3), so an additionalProperties: false beside a $ref
+// closes nothing. From 2019-09 on, they apply with it.
+func TestAtIgnoresKeywordsBesideRefInDraft07(t *testing.T) {
+	const body = `"definitions":{"o":{"type":"object","properties":{"a":{"type":"string"}}}},
+		"type":"object","properties":{"r":{"$ref":"#/definitions/o","additionalProperties":false,"type":"string"}}}`
+	for _, c := range []struct {
+		name, schema string
+		cannot       bool
+	}{
+		{"draft-07", `{"$schema":"http://json-schema.org/draft-07/schema#",` + body, false},
+		{"draft-06", `{"$schema":"http://json-schema.org/draft-06/schema#",` + body, false},
+		{"draft-04", `{"$schema":"http://json-schema.org/draft-04/schema#",` + body, false},
+		{"2020-12", `{"$schema":"https://json-schema.org/draft/2020-12/schema",` + body, true},
+		{"no $schema (2020-12)", `{` + body, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := mustParse(t, c.schema).At(path("r", "zzz"))
+			if r.Cannot != c.cannot {
+				t.Errorf("At(r.zzz) = %+v, want cannot %v", r, c.cannot)
+			}
+			if !c.cannot && r.Types != Any {
+				t.Errorf("At(r.zzz) types %v, want any type", r.Types)
+			}
+		})
+	}
+}
