@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Shape is a JSON Schema document read for navigation: which values a path
@@ -21,6 +24,12 @@ type Shape struct {
 	// alone and the keywords beside it are ignored (draft-07 Core,
 	// section 8.3).
 	refAlone bool
+	// patterns holds each patternProperties pattern compiled once
+	// (string → *regexp.Regexp, nil for one RE2 cannot read).
+	patterns sync.Map
+	// members holds the names each properties object declares, once
+	// listed (its map's identity → []string).
+	members sync.Map
 }
 
 // refAloneDraft matches the $schema of the drafts where keywords beside
@@ -144,10 +153,9 @@ func (s *Shape) At(path []Step) Result {
 	if s == nil {
 		return Result{Types: Any}
 	}
-	w := &walker{root: s.root, refAlone: s.refAlone}
+	w := &walker{root: s.root, refAlone: s.refAlone, patterns: &s.patterns, members: &s.members, memo: map[memoKey]memoEntry{}}
 	r := w.at(s.root, path, 0, 0)
-	slices.Sort(r.Members)
-	r.Members = slices.Compact(r.Members)
+	r.Members = slices.Compact(slices.Sorted(slices.Values(r.Members)))
 	return r
 }
 
@@ -188,8 +196,44 @@ func PointerSteps(ptr string) ([]Step, error) {
 
 type walker struct {
 	root     any
-	refAlone bool // Shape.refAlone
+	refAlone bool      // Shape.refAlone
+	patterns *sync.Map // Shape.patterns
+	members  *sync.Map // Shape.members
 	visits   int
+	// memo holds the result of each schema object at each depth of the
+	// path, once evaluated: the path's rest is fixed by its depth, so a
+	// schema reached again (a $ref, the same alternative twice) costs
+	// nothing, and a walk visits each object at most once per depth
+	// instead of once per route to it.
+	memo map[memoKey]memoEntry
+}
+
+// memoKey is a schema object (its map's identity) at a depth of the path.
+type memoKey struct {
+	node  uintptr
+	depth int
+}
+
+// memoEntry is a memoized result; busy marks an object whose evaluation
+// reached itself again at the same depth (a $ref or alternative cycle that
+// makes no progress along the path): that inner visit is unknown.
+type memoEntry struct {
+	r    Result
+	busy bool
+}
+
+// regexpOf is pattern compiled, once per Shape; nil when RE2 cannot
+// read it (an ECMA-262 lookaround, for one).
+func (w *walker) regexpOf(pattern string) *regexp.Regexp {
+	if re, ok := w.patterns.Load(pattern); ok {
+		return re.(*regexp.Regexp)
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		re = nil
+	}
+	w.patterns.Store(pattern, re)
+	return re
 }
 
 // unknown is the result of a place nothing is known of.
@@ -209,7 +253,18 @@ func (w *walker) at(n any, path []Step, depth, refs int) Result {
 		}
 		return unknown(depth)
 	case map[string]any:
-		return w.object(x, path, depth, refs)
+		key := memoKey{reflect.ValueOf(x).Pointer(), depth}
+		if e, ok := w.memo[key]; ok {
+			if e.busy {
+				return unknown(depth)
+			}
+			return e.r
+		}
+		w.memo[key] = memoEntry{busy: true}
+		r := w.object(x, path, depth, refs)
+		r.Members = slices.Clip(r.Members) // shared: an append copies
+		w.memo[key] = memoEntry{r: r}
+		return r
 	}
 	return unknown(depth) // not a schema: ignored, open
 }
@@ -276,21 +331,17 @@ func (w *walker) own(m map[string]any, path []Step, depth, refs int) Result {
 // member follows an object's member name.
 func (w *walker) member(m map[string]any, name string, path []Step, depth, refs int) Result {
 	props, _ := m["properties"].(map[string]any)
-	var members []string
-	for k := range props {
-		members = append(members, k)
-	}
 	if sub, ok := props[name]; ok {
 		if sub == false {
-			return Result{Cannot: true, Depth: depth, Members: members}
+			return Result{Cannot: true, Depth: depth, Members: w.memberNames(props)}
 		}
 		return w.at(sub, path[1:], depth+1, refs)
 	}
 	if pp, ok := m["patternProperties"].(map[string]any); ok {
 		var rs []Result
 		for pat, sub := range pp {
-			re, err := regexp.Compile(pat)
-			if err != nil {
+			re := w.regexpOf(pat)
+			if re == nil {
 				return unknown(depth) // an ECMA-262 pattern RE2 cannot read: open
 			}
 			if re.MatchString(name) {
@@ -304,15 +355,28 @@ func (w *walker) member(m map[string]any, name string, path []Step, depth, refs 
 	switch ap := m["additionalProperties"].(type) {
 	case bool:
 		if !ap {
-			return Result{Cannot: true, Depth: depth, Members: members}
+			return Result{Cannot: true, Depth: depth, Members: w.memberNames(props)}
 		}
 	case map[string]any:
 		return w.at(ap, path[1:], depth+1, refs)
 	}
-	if len(members) > 0 {
-		return Result{Types: Any, Naming: Undeclared, Depth: depth, Members: members}
+	if len(props) > 0 {
+		return Result{Types: Any, Naming: Undeclared, Depth: depth, Members: w.memberNames(props)}
 	}
 	return unknown(depth)
+}
+
+// memberNames is the names properties declares, for Result.Members,
+// listed once per Shape (shared: its capacity is its length, so an append
+// copies).
+func (w *walker) memberNames(props map[string]any) []string {
+	key := reflect.ValueOf(props).Pointer()
+	if m, ok := w.members.Load(key); ok {
+		return m.([]string)
+	}
+	members := slices.Sorted(maps.Keys(props))
+	w.members.Store(key, members)
+	return members
 }
 
 // element follows an array's element i (AnyIndex: any), by prefixItems and

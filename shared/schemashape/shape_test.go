@@ -2,8 +2,11 @@ package schemashape
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 )
 
 func mustParse(t *testing.T, doc string) *Shape {
@@ -184,6 +187,52 @@ func TestAtIgnoresKeywordsBesideRefInDraft07(t *testing.T) {
 			}
 			if !c.cannot && r.Types != Any {
 				t.Errorf("At(r.zzz) types %v, want any type", r.Types)
+			}
+		})
+	}
+}
+
+// Output schemas are written by tool owners, not by the Solution's author:
+// a schema within toolset.MaxSchemaBytes whose alternatives refer to
+// themselves, or that holds many patterns, alternatives or properties,
+// must not make a Solution's compile slow. Each case walks 300 distinct
+// paths; before the walk shared its work, the self-referring one took
+// most of a minute.
+func TestAtStaysBoundedOnAdversarialSchemas(t *testing.T) {
+	var patterns, selfRef, alts, props []string
+	for i := range 1000 {
+		patterns = append(patterns, fmt.Sprintf(`"^p%d_[a-z]+(x|y)*$":{"type":"string"}`, i))
+	}
+	for i := range 20 {
+		selfRef = append(selfRef, fmt.Sprintf(`"^p%d_[a-z]+$":{"$ref":"#/$defs/n"}`, i))
+	}
+	for i := range 600 {
+		alts = append(alts, fmt.Sprintf(`{"type":"object","additionalProperties":false,"properties":{"m%d":{"type":"string"}}}`, i))
+	}
+	for i := range 2000 {
+		props = append(props, fmt.Sprintf(`"prop_%d":{"type":"string"}`, i))
+	}
+	for _, c := range []struct{ name, schema string }{
+		{"1000 patterns", `{"type":"object","additionalProperties":false,"patternProperties":{` + strings.Join(patterns, ",") + `}}`},
+		{"alternatives referring to themselves", `{"$defs":{"n":{"type":"object","patternProperties":{` + strings.Join(selfRef, ",") +
+			`},"anyOf":[{"$ref":"#/$defs/n"},{"$ref":"#/$defs/n"},{"$ref":"#/$defs/n"}]}},"$ref":"#/$defs/n"}`},
+		{"600 alternatives", `{"anyOf":[` + strings.Join(alts, ",") + `]}`},
+		{"2000 properties", `{"type":"object","additionalProperties":false,"properties":{` + strings.Join(props, ",") + `}}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if len(c.schema) > 64<<10 {
+				t.Fatalf("schema of %d bytes, over toolset.MaxSchemaBytes", len(c.schema))
+			}
+			s := mustParse(t, c.schema)
+			start := time.Now()
+			for i := range 300 {
+				s.At(path(fmt.Sprintf("a%d", i), "b", "c"))
+				s.At(path(fmt.Sprintf("a%d", i)))
+			}
+			// Generous: under half a second on a loaded machine; most of
+			// a minute when the walk is exponential.
+			if d := time.Since(start); d > 5*time.Second {
+				t.Fatalf("600 walks took %v", d)
 			}
 		})
 	}
