@@ -13,6 +13,8 @@
 // place open: it never says a path cannot exist unless the schema says so.
 // Local $ref ("#…") is followed (in a draft-07 or older document, as its
 // $schema says, the keywords beside a $ref are ignored, as that draft
-// says); cycles and deep alternatives are bounded
+// says), except in a document where a subschema has an $id of its own,
+// which the walk does not resolve against (no $ref is followed there);
+// cycles and deep alternatives are bounded
 // by a count of visited nodes, past which the rest is unknown.
 package schemashape

@@ -24,6 +24,12 @@ type Shape struct {
 	// alone and the keywords beside it are ignored (draft-07 Core,
 	// section 8.3).
 	refAlone bool
+	// embedded: a subschema has an $id of its own (draft-04: id), a
+	// resource against which its "#…" references resolve (2020-12 Core,
+	// sections 8.2.1 and 9.2). The walk resolves against the root only,
+	// so in such a document it follows no $ref: open, never the wrong
+	// target.
+	embedded bool
 	// patterns holds each patternProperties pattern compiled once
 	// (string → *regexp.Regexp, nil for one RE2 cannot read).
 	patterns sync.Map
@@ -36,15 +42,52 @@ type Shape struct {
 // $ref are ignored: draft-03 to draft-07.
 var refAloneDraft = regexp.MustCompile(`^https?://json-schema\.org/draft-0[3-7]/schema#?$`)
 
+// idKeywordDraft matches the $schema of the drafts whose identifier
+// keyword is id, not $id: draft-03 and draft-04.
+var idKeywordDraft = regexp.MustCompile(`^https?://json-schema\.org/draft-0[34]/schema#?$`)
+
 // newShape is the Shape of a decoded document.
 func newShape(root any) *Shape {
 	s := &Shape{root: root}
+	idKeyword := "$id"
 	if m, ok := root.(map[string]any); ok {
 		if id, ok := m["$schema"].(string); ok {
 			s.refAlone = refAloneDraft.MatchString(id)
+			if idKeywordDraft.MatchString(id) {
+				idKeyword = "id"
+			}
+		}
+		for k, v := range m {
+			if k != idKeyword && hasID(v, idKeyword) {
+				s.embedded = true
+			}
 		}
 	}
 	return s
+}
+
+// hasID reports whether v holds, at any depth, an object with a string
+// member named keyword. It may also find one inside an enum or const
+// value, which only leaves the document more open.
+func hasID(v any, keyword string) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		if _, ok := x[keyword].(string); ok {
+			return true
+		}
+		for _, e := range x {
+			if hasID(e, keyword) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if hasID(e, keyword) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Parse reads a JSON Schema document (draft 2020-12 or draft-07: both
@@ -153,7 +196,7 @@ func (s *Shape) At(path []Step) Result {
 	if s == nil {
 		return Result{Types: Any}
 	}
-	w := &walker{root: s.root, refAlone: s.refAlone, patterns: &s.patterns, members: &s.members, memo: map[memoKey]memoEntry{}}
+	w := &walker{root: s.root, refAlone: s.refAlone, embedded: s.embedded, patterns: &s.patterns, members: &s.members, memo: map[memoKey]memoEntry{}}
 	r := w.at(s.root, path, 0, 0)
 	r.Members = slices.Compact(slices.Sorted(slices.Values(r.Members)))
 	return r
@@ -197,6 +240,7 @@ func PointerSteps(ptr string) ([]Step, error) {
 type walker struct {
 	root     any
 	refAlone bool      // Shape.refAlone
+	embedded bool      // Shape.embedded
 	patterns *sync.Map // Shape.patterns
 	members  *sync.Map // Shape.members
 	visits   int
@@ -413,9 +457,10 @@ func (w *walker) element(m map[string]any, i int, path []Step, depth, refs int) 
 }
 
 // resolve finds a local $ref ("#" followed by a JSON Pointer) in the
-// document; other references are not followed (open).
+// document; other references, and every reference of a document with
+// embedded resources (Shape.embedded), are not followed (open).
 func (w *walker) resolve(ref string) (any, bool) {
-	if !strings.HasPrefix(ref, "#") {
+	if !strings.HasPrefix(ref, "#") || w.embedded {
 		return nil, false
 	}
 	path, err := PointerSteps(ref[1:])

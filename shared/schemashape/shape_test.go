@@ -237,3 +237,34 @@ func TestAtStaysBoundedOnAdversarialSchemas(t *testing.T) {
 		})
 	}
 }
+
+// A subschema with its own $id is a resource of its own: a "#…" $ref
+// inside it is resolved against it, not the document's root (JSON Schema
+// 2020-12 Core, sections 8.2.1 and 9.2). The walk does not resolve
+// against embedded resources, so it follows no $ref in a document that
+// has one: the place is open, never refused by the wrong target.
+func TestAtFollowsNoRefInADocumentWithEmbeddedResources(t *testing.T) {
+	for _, c := range []struct{ name, schema string }{
+		{"2020-12", `{"type":"object","properties":{"r":{"$id":"http://x/sub.json","$defs":{"o":{"type":"string"}},"$ref":"#/$defs/o"}},
+			"$defs":{"o":{"type":"object","additionalProperties":false}}}`},
+		{"draft-07 through allOf", `{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"r":{"$id":"http://x/sub.json",
+			"definitions":{"o":{"type":"string"}},"allOf":[{"$ref":"#/definitions/o"}]}},"definitions":{"o":{"type":"object","additionalProperties":false}}}`},
+		{"draft-04 id", `{"$schema":"http://json-schema.org/draft-04/schema#","type":"object","properties":{"r":{"id":"http://x/sub.json",
+			"definitions":{"o":{"type":"string"}},"allOf":[{"$ref":"#/definitions/o"}]}},"definitions":{"o":{"type":"object","additionalProperties":false}}}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := mustParse(t, c.schema)
+			if r := s.At(path("r")); r.Types&String == 0 {
+				t.Errorf("At(r) = %+v, want a string allowed", r)
+			}
+			if r := s.At(path("r", "zzz")); r.Cannot {
+				t.Errorf("At(r.zzz) = %+v, want open", r)
+			}
+		})
+	}
+	// Without an embedded resource, the same $ref is followed.
+	s := mustParse(t, `{"type":"object","properties":{"r":{"$ref":"#/$defs/o"}},"$defs":{"o":{"type":"object","additionalProperties":false}}}`)
+	if r := s.At(path("r", "zzz")); !r.Cannot {
+		t.Errorf("At(r.zzz) = %+v, want refused", r)
+	}
+}
