@@ -30,6 +30,10 @@ type Shape struct {
 	// so in such a document it follows no $ref: open, never the wrong
 	// target.
 	embedded bool
+	// noPrefixItems: the document is of a draft before 2020-12, where
+	// prefixItems is an unknown keyword (ignored) and a tuple is items
+	// as an array.
+	noPrefixItems bool
 	// patterns holds each patternProperties pattern compiled once
 	// (string → *regexp.Regexp, nil for one RE2 cannot read).
 	patterns sync.Map
@@ -42,6 +46,10 @@ type Shape struct {
 // $ref are ignored: draft-03 to draft-07.
 var refAloneDraft = regexp.MustCompile(`^https?://json-schema\.org/draft-0[3-7]/schema#?$`)
 
+// prefixItemsDraft matches the $schema of the drafts before 2020-12, where
+// prefixItems is not a keyword.
+var prefixItemsDraft = regexp.MustCompile(`^https?://json-schema\.org/(draft-0[3-7]/schema#?|draft/2019-09/schema)$`)
+
 // idKeywordDraft matches the $schema of the drafts whose identifier
 // keyword is id, not $id: draft-03 and draft-04.
 var idKeywordDraft = regexp.MustCompile(`^https?://json-schema\.org/draft-0[34]/schema#?$`)
@@ -53,6 +61,7 @@ func newShape(root any) *Shape {
 	if m, ok := root.(map[string]any); ok {
 		if id, ok := m["$schema"].(string); ok {
 			s.refAlone = refAloneDraft.MatchString(id)
+			s.noPrefixItems = prefixItemsDraft.MatchString(id)
 			if idKeywordDraft.MatchString(id) {
 				idKeyword = "id"
 			}
@@ -196,7 +205,7 @@ func (s *Shape) At(path []Step) Result {
 	if s == nil {
 		return Result{Types: Any}
 	}
-	w := &walker{root: s.root, refAlone: s.refAlone, embedded: s.embedded, patterns: &s.patterns, members: &s.members, memo: map[memoKey]memoEntry{}}
+	w := &walker{root: s.root, refAlone: s.refAlone, embedded: s.embedded, noPrefixItems: s.noPrefixItems, patterns: &s.patterns, members: &s.members, memo: map[memoKey]memoEntry{}}
 	r := w.at(s.root, path, 0, 0)
 	r.Members = slices.Compact(slices.Sorted(slices.Values(r.Members)))
 	return r
@@ -239,11 +248,13 @@ func PointerSteps(ptr string) ([]Step, error) {
 
 type walker struct {
 	root     any
-	refAlone bool      // Shape.refAlone
-	embedded bool      // Shape.embedded
-	patterns *sync.Map // Shape.patterns
-	members  *sync.Map // Shape.members
-	visits   int
+	refAlone bool // Shape.refAlone
+	embedded bool // Shape.embedded
+	// noPrefixItems is Shape.noPrefixItems.
+	noPrefixItems bool
+	patterns      *sync.Map // Shape.patterns
+	members       *sync.Map // Shape.members
+	visits        int
 	// memo holds the result of each schema object at each depth of the
 	// path, once evaluated: the path's rest is fixed by its depth, so a
 	// schema reached again (a $ref, the same alternative twice) costs
@@ -424,9 +435,13 @@ func (w *walker) memberNames(props map[string]any) []string {
 }
 
 // element follows an array's element i (AnyIndex: any), by prefixItems and
-// items (2020-12) or items as an array and additionalItems (draft-07).
+// items (2020-12) or items as an array and additionalItems (draft-07,
+// 2019-09, where prefixItems is not read).
 func (w *walker) element(m map[string]any, i int, path []Step, depth, refs int) Result {
-	prefix, _ := m["prefixItems"].([]any)
+	var prefix []any
+	if !w.noPrefixItems {
+		prefix, _ = m["prefixItems"].([]any)
+	}
 	rest, hasRest := m["items"]
 	if tuple, ok := rest.([]any); ok { // draft-07 tuple
 		prefix = tuple

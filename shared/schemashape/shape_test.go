@@ -268,3 +268,25 @@ func TestAtFollowsNoRefInADocumentWithEmbeddedResources(t *testing.T) {
 		t.Errorf("At(r.zzz) = %+v, want refused", r)
 	}
 }
+
+// prefixItems is a keyword of 2020-12 only: in a draft-07 or 2019-09
+// document it is an unknown keyword, ignored, and items (a schema) holds
+// for every element.
+func TestAtReadsPrefixItemsOnlyIn202012(t *testing.T) {
+	const body = `"type":"array","prefixItems":[{"type":"string"}],"items":{"type":"integer"}}`
+	for _, c := range []struct {
+		name, schema string
+		first        TypeSet
+	}{
+		{"draft-07", `{"$schema":"http://json-schema.org/draft-07/schema#",` + body, Integer},
+		{"2019-09", `{"$schema":"https://json-schema.org/draft/2019-09/schema",` + body, Integer},
+		{"2020-12", `{"$schema":"https://json-schema.org/draft/2020-12/schema",` + body, String},
+		{"no $schema (2020-12)", `{` + body, String},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if r := mustParse(t, c.schema).At(path(0)); r.Types != c.first {
+				t.Errorf("At([0]) = %+v, want types %v", r, c.first)
+			}
+		})
+	}
+}
