@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Shape is a JSON Schema document read for navigation: which values a path
@@ -40,7 +41,14 @@ type Shape struct {
 	// members holds the names each properties object declares, once
 	// listed (its map's identity → []string).
 	members sync.Map
+	// results holds At's result per path (pathKey → Result), for at
+	// most maxResults paths: a Solution binds the same path many times.
+	results  sync.Map
+	nresults atomic.Int32
 }
+
+// maxResults bounds the paths a Shape keeps At's results of.
+const maxResults = 1 << 14
 
 // refAloneDraft matches the $schema of the drafts where keywords beside
 // $ref are ignored: draft-03 to draft-07.
@@ -205,9 +213,39 @@ func (s *Shape) At(path []Step) Result {
 	if s == nil {
 		return Result{Types: Any}
 	}
+	key := pathKey(path)
+	if r, ok := s.results.Load(key); ok {
+		return cloneResult(r.(Result))
+	}
 	w := &walker{root: s.root, refAlone: s.refAlone, embedded: s.embedded, noPrefixItems: s.noPrefixItems, patterns: &s.patterns, members: &s.members, memo: map[memoKey]memoEntry{}}
 	r := w.at(s.root, path, 0, 0)
 	r.Members = slices.Compact(slices.Sorted(slices.Values(r.Members)))
+	if s.nresults.Add(1) <= maxResults {
+		s.results.Store(key, cloneResult(r))
+	}
+	return r
+}
+
+// pathKey writes a path as a map key: each step's kind, then its name's
+// length and name or its index, so distinct paths have distinct keys.
+func pathKey(path []Step) string {
+	var b strings.Builder
+	for _, st := range path {
+		switch {
+		case st.Either:
+			fmt.Fprintf(&b, "e%d:%s", len(st.Name), st.Name)
+		case st.IsIndex:
+			fmt.Fprintf(&b, "i%d;", st.Index)
+		default:
+			fmt.Fprintf(&b, "m%d:%s", len(st.Name), st.Name)
+		}
+	}
+	return b.String()
+}
+
+// cloneResult is r with its own Members, which the caller may change.
+func cloneResult(r Result) Result {
+	r.Members = slices.Clone(r.Members)
 	return r
 }
 

@@ -234,6 +234,15 @@ func TestAtStaysBoundedOnAdversarialSchemas(t *testing.T) {
 			if d := time.Since(start); d > 5*time.Second {
 				t.Fatalf("600 walks took %v", d)
 			}
+			// A Solution binds the same path many times: it is walked
+			// once.
+			start = time.Now()
+			for range 20000 {
+				s.At(path("a0", "b", "c"))
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Fatalf("20 000 walks of one path took %v", d)
+			}
 		})
 	}
 }
