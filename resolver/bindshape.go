@@ -417,7 +417,8 @@ func withPath(at []schemashape.Step) string {
 // checkRuleTypes warns of a choice rule whose operator cannot match the
 // types of the value it compares: ordered operators compare numbers or
 // strings (as the operand is one), equals compares the operand's type
-// (docs/solutions.md, "choice"). Such a rule is always false at run time.
+// (docs/solutions.md, "choice"). Such a rule is always false at run time,
+// and a not_equals, the Not of such an equals, always true.
 func (c *checker) checkRuleTypes(st *Step, types map[useKey]schemashape.TypeSet) {
 	for _, r := range st.Rules {
 		if r.Value == nil || r.Value.kind != kString || r.Operator == "" || r.Operator == "is_present" || r.Operand == nil {
@@ -450,8 +451,12 @@ func (c *checker) checkRuleTypes(st *Step, types map[useKey]schemashape.TypeSet)
 		if want == 0 || have.Overlaps(want) {
 			continue
 		}
-		c.ds.warnf(r.Value.pos, RuleBindingType, "step %q: %s with %s compares %s, but ${%s} is %s: the rule is always false",
-			st.ID, r.Operator, operand, want, b.text, have)
+		always := "false"
+		if r.Operator == "not_equals" {
+			always = "true" // Not around an equals that never holds
+		}
+		c.ds.warnf(r.Value.pos, RuleBindingType, "step %q: %s with %s compares %s, but ${%s} is %s: the rule is always %s",
+			st.ID, r.Operator, operand, want, b.text, have, always)
 	}
 }
 

@@ -46,6 +46,8 @@ func TestBindingChecksAgainstSchemas(t *testing.T) {
 			[]string{"error binding-type"}, "with.to.0"},
 		{"an ordered comparison of a string", "  - id: s\n    choice:\n      - when: {value: \"${steps.f.output.content_type}\", greater_than: 3}\n        next: end\n",
 			[]string{"warning binding-type"}, "always false"},
+		{"a not_equals that cannot match is always true", "  - id: s\n    choice:\n      - when: {value: \"${steps.f.output.content_type}\", not_equals: 3}\n        next: end\n",
+			[]string{"warning binding-type"}, "the rule is always true"},
 		{"an equals of the right type", "  - id: s\n    choice:\n      - when: {value: \"${steps.f.output.status}\", equals: 200}\n        next: end\n", nil, ""},
 		{"a body item's member the items cannot have", "  - id: s\n    for_each:\n      items: \"${input.orders}\"\n      as: order\n      max_items: 10\n      steps:\n        - id: p\n          pass: {x: \"${order.qtty}\", i: \"${for_each.index}\"}\n",
 			[]string{"error binding-shape"}, "did you mean ${order.qty}"},

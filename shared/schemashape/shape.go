@@ -5,10 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // Shape is a JSON Schema document read for navigation: which values a path
@@ -16,6 +20,91 @@ import (
 // after Parse and safe for concurrent use.
 type Shape struct {
 	root any // the decoded document: a map[string]any or a bool
+	// refAlone: the document is of a draft before 2019-09 (its $schema
+	// says so), where a schema object with $ref is the referenced schema
+	// alone and the keywords beside it are ignored (draft-07 Core,
+	// section 8.3).
+	refAlone bool
+	// embedded: a subschema has an $id of its own (draft-04: id), a
+	// resource against which its "#…" references resolve (2020-12 Core,
+	// sections 8.2.1 and 9.2). The walk resolves against the root only,
+	// so in such a document it follows no $ref: open, never the wrong
+	// target.
+	embedded bool
+	// noPrefixItems: the document is of a draft before 2020-12, where
+	// prefixItems is an unknown keyword (ignored) and a tuple is items
+	// as an array.
+	noPrefixItems bool
+	// patterns holds each patternProperties pattern compiled once
+	// (string → *regexp.Regexp, nil for one RE2 cannot read).
+	patterns sync.Map
+	// members holds the names each properties object declares, once
+	// listed (its map's identity → []string).
+	members sync.Map
+	// results holds At's result per path (pathKey → Result), for at
+	// most maxResults paths: a Solution binds the same path many times.
+	results  sync.Map
+	nresults atomic.Int32
+}
+
+// maxResults bounds the paths a Shape keeps At's results of.
+const maxResults = 1 << 14
+
+// refAloneDraft matches the $schema of the drafts where keywords beside
+// $ref are ignored: draft-03 to draft-07.
+var refAloneDraft = regexp.MustCompile(`^https?://json-schema\.org/draft-0[3-7]/schema#?$`)
+
+// prefixItemsDraft matches the $schema of the drafts before 2020-12, where
+// prefixItems is not a keyword.
+var prefixItemsDraft = regexp.MustCompile(`^https?://json-schema\.org/(draft-0[3-7]/schema#?|draft/2019-09/schema)$`)
+
+// idKeywordDraft matches the $schema of the drafts whose identifier
+// keyword is id, not $id: draft-03 and draft-04.
+var idKeywordDraft = regexp.MustCompile(`^https?://json-schema\.org/draft-0[34]/schema#?$`)
+
+// newShape is the Shape of a decoded document.
+func newShape(root any) *Shape {
+	s := &Shape{root: root}
+	idKeyword := "$id"
+	if m, ok := root.(map[string]any); ok {
+		if id, ok := m["$schema"].(string); ok {
+			s.refAlone = refAloneDraft.MatchString(id)
+			s.noPrefixItems = prefixItemsDraft.MatchString(id)
+			if idKeywordDraft.MatchString(id) {
+				idKeyword = "id"
+			}
+		}
+		for k, v := range m {
+			if k != idKeyword && hasID(v, idKeyword) {
+				s.embedded = true
+			}
+		}
+	}
+	return s
+}
+
+// hasID reports whether v holds, at any depth, an object with a string
+// member named keyword. It may also find one inside an enum or const
+// value, which only leaves the document more open.
+func hasID(v any, keyword string) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		if _, ok := x[keyword].(string); ok {
+			return true
+		}
+		for _, e := range x {
+			if hasID(e, keyword) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if hasID(e, keyword) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Parse reads a JSON Schema document (draft 2020-12 or draft-07: both
@@ -42,7 +131,7 @@ func Parse(doc json.RawMessage) (*Shape, error) {
 	default:
 		return nil, errors.New("schema must be an object or a boolean (JSON Schema 2020-12, section 4.3)")
 	}
-	return &Shape{root: root}, nil
+	return newShape(root), nil
 }
 
 // FromValue is Parse of a schema already decoded (by encoding/json, numbers
@@ -51,7 +140,7 @@ func FromValue(v any) *Shape {
 	if v == nil {
 		return &Shape{root: true}
 	}
-	return &Shape{root: v}
+	return newShape(v)
 }
 
 // Step is one accessor of a path into an instance: a member name, or an
@@ -124,10 +213,39 @@ func (s *Shape) At(path []Step) Result {
 	if s == nil {
 		return Result{Types: Any}
 	}
-	w := &walker{root: s.root}
+	key := pathKey(path)
+	if r, ok := s.results.Load(key); ok {
+		return cloneResult(r.(Result))
+	}
+	w := &walker{root: s.root, refAlone: s.refAlone, embedded: s.embedded, noPrefixItems: s.noPrefixItems, patterns: &s.patterns, members: &s.members, memo: map[memoKey]memoEntry{}}
 	r := w.at(s.root, path, 0, 0)
-	slices.Sort(r.Members)
-	r.Members = slices.Compact(r.Members)
+	r.Members = slices.Compact(slices.Sorted(slices.Values(r.Members)))
+	if s.nresults.Add(1) <= maxResults {
+		s.results.Store(key, cloneResult(r))
+	}
+	return r
+}
+
+// pathKey writes a path as a map key: each step's kind, then its name's
+// length and name or its index, so distinct paths have distinct keys.
+func pathKey(path []Step) string {
+	var b strings.Builder
+	for _, st := range path {
+		switch {
+		case st.Either:
+			fmt.Fprintf(&b, "e%d:%s", len(st.Name), st.Name)
+		case st.IsIndex:
+			fmt.Fprintf(&b, "i%d;", st.Index)
+		default:
+			fmt.Fprintf(&b, "m%d:%s", len(st.Name), st.Name)
+		}
+	}
+	return b.String()
+}
+
+// cloneResult is r with its own Members, which the caller may change.
+func cloneResult(r Result) Result {
+	r.Members = slices.Clone(r.Members)
 	return r
 }
 
@@ -167,8 +285,48 @@ func PointerSteps(ptr string) ([]Step, error) {
 }
 
 type walker struct {
-	root   any
-	visits int
+	root     any
+	refAlone bool // Shape.refAlone
+	embedded bool // Shape.embedded
+	// noPrefixItems is Shape.noPrefixItems.
+	noPrefixItems bool
+	patterns      *sync.Map // Shape.patterns
+	members       *sync.Map // Shape.members
+	visits        int
+	// memo holds the result of each schema object at each depth of the
+	// path, once evaluated: the path's rest is fixed by its depth, so a
+	// schema reached again (a $ref, the same alternative twice) costs
+	// nothing, and a walk visits each object at most once per depth
+	// instead of once per route to it.
+	memo map[memoKey]memoEntry
+}
+
+// memoKey is a schema object (its map's identity) at a depth of the path.
+type memoKey struct {
+	node  uintptr
+	depth int
+}
+
+// memoEntry is a memoized result; busy marks an object whose evaluation
+// reached itself again at the same depth (a $ref or alternative cycle that
+// makes no progress along the path): that inner visit is unknown.
+type memoEntry struct {
+	r    Result
+	busy bool
+}
+
+// regexpOf is pattern compiled, once per Shape; nil when RE2 cannot
+// read it (an ECMA-262 lookaround, for one).
+func (w *walker) regexpOf(pattern string) *regexp.Regexp {
+	if re, ok := w.patterns.Load(pattern); ok {
+		return re.(*regexp.Regexp)
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		re = nil
+	}
+	w.patterns.Store(pattern, re)
+	return re
 }
 
 // unknown is the result of a place nothing is known of.
@@ -188,14 +346,32 @@ func (w *walker) at(n any, path []Step, depth, refs int) Result {
 		}
 		return unknown(depth)
 	case map[string]any:
-		return w.object(x, path, depth, refs)
+		key := memoKey{reflect.ValueOf(x).Pointer(), depth}
+		if e, ok := w.memo[key]; ok {
+			if e.busy {
+				return unknown(depth)
+			}
+			return e.r
+		}
+		w.memo[key] = memoEntry{busy: true}
+		r := w.object(x, path, depth, refs)
+		r.Members = slices.Clip(r.Members) // shared: an append copies
+		w.memo[key] = memoEntry{r: r}
+		return r
 	}
 	return unknown(depth) // not a schema: ignored, open
 }
 
 // object evaluates a schema object: its own keywords, in conjunction with
-// its $ref, allOf, and the disjunctions anyOf and oneOf.
+// its $ref, allOf, and the disjunctions anyOf and oneOf. In a draft before
+// 2019-09, an object with $ref is its target alone (Shape.refAlone).
 func (w *walker) object(m map[string]any, path []Step, depth, refs int) Result {
+	if ref, ok := m["$ref"].(string); ok && w.refAlone {
+		if target, ok := w.resolve(ref); ok && refs < 32 {
+			return w.at(target, path, depth, refs+1)
+		}
+		return unknown(depth)
+	}
 	parts := []Result{w.own(m, path, depth, refs)}
 	if ref, ok := m["$ref"].(string); ok {
 		if target, ok := w.resolve(ref); ok && refs < 32 {
@@ -248,21 +424,17 @@ func (w *walker) own(m map[string]any, path []Step, depth, refs int) Result {
 // member follows an object's member name.
 func (w *walker) member(m map[string]any, name string, path []Step, depth, refs int) Result {
 	props, _ := m["properties"].(map[string]any)
-	var members []string
-	for k := range props {
-		members = append(members, k)
-	}
 	if sub, ok := props[name]; ok {
 		if sub == false {
-			return Result{Cannot: true, Depth: depth, Members: members}
+			return Result{Cannot: true, Depth: depth, Members: w.memberNames(props)}
 		}
 		return w.at(sub, path[1:], depth+1, refs)
 	}
 	if pp, ok := m["patternProperties"].(map[string]any); ok {
 		var rs []Result
 		for pat, sub := range pp {
-			re, err := regexp.Compile(pat)
-			if err != nil {
+			re := w.regexpOf(pat)
+			if re == nil {
 				return unknown(depth) // an ECMA-262 pattern RE2 cannot read: open
 			}
 			if re.MatchString(name) {
@@ -276,21 +448,38 @@ func (w *walker) member(m map[string]any, name string, path []Step, depth, refs 
 	switch ap := m["additionalProperties"].(type) {
 	case bool:
 		if !ap {
-			return Result{Cannot: true, Depth: depth, Members: members}
+			return Result{Cannot: true, Depth: depth, Members: w.memberNames(props)}
 		}
 	case map[string]any:
 		return w.at(ap, path[1:], depth+1, refs)
 	}
-	if len(members) > 0 {
-		return Result{Types: Any, Naming: Undeclared, Depth: depth, Members: members}
+	if len(props) > 0 {
+		return Result{Types: Any, Naming: Undeclared, Depth: depth, Members: w.memberNames(props)}
 	}
 	return unknown(depth)
 }
 
+// memberNames is the names properties declares, for Result.Members,
+// listed once per Shape (shared: its capacity is its length, so an append
+// copies).
+func (w *walker) memberNames(props map[string]any) []string {
+	key := reflect.ValueOf(props).Pointer()
+	if m, ok := w.members.Load(key); ok {
+		return m.([]string)
+	}
+	members := slices.Sorted(maps.Keys(props))
+	w.members.Store(key, members)
+	return members
+}
+
 // element follows an array's element i (AnyIndex: any), by prefixItems and
-// items (2020-12) or items as an array and additionalItems (draft-07).
+// items (2020-12) or items as an array and additionalItems (draft-07,
+// 2019-09, where prefixItems is not read).
 func (w *walker) element(m map[string]any, i int, path []Step, depth, refs int) Result {
-	prefix, _ := m["prefixItems"].([]any)
+	var prefix []any
+	if !w.noPrefixItems {
+		prefix, _ = m["prefixItems"].([]any)
+	}
 	rest, hasRest := m["items"]
 	if tuple, ok := rest.([]any); ok { // draft-07 tuple
 		prefix = tuple
@@ -321,9 +510,10 @@ func (w *walker) element(m map[string]any, i int, path []Step, depth, refs int) 
 }
 
 // resolve finds a local $ref ("#" followed by a JSON Pointer) in the
-// document; other references are not followed (open).
+// document; other references, and every reference of a document with
+// embedded resources (Shape.embedded), are not followed (open).
 func (w *walker) resolve(ref string) (any, bool) {
-	if !strings.HasPrefix(ref, "#") {
+	if !strings.HasPrefix(ref, "#") || w.embedded {
 		return nil, false
 	}
 	path, err := PointerSteps(ref[1:])
