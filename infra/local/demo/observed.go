@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,8 +40,8 @@ steps:
 // calls crm.send_sms, whose output schema is {}, so mcp-call learns the
 // shape of its result (docs/declarations.md, "Observed shapes"); the
 // section reads that shape from the local table under the identity the
-// dispatcher keys it by (the tool, "mcp:" and its server's origin and
-// name, no output schema digest), and prints the @observed type
+// dispatcher keys it by (toolset.Tool.ShapeIdentity: the tool, "mcp:" and
+// its server's origin and name, no output schema digest), and prints the @observed type
 // tools.d.ts declares with it (observedDeclaration).
 func observedShapes(ctx context.Context, st *stack.Stack, sf *sfn.Client) error {
 	dir := filepath.Join(st.Dir, "toolsets")
@@ -71,21 +70,20 @@ func observedShapes(ctx context.Context, st *stack.Stack, sf *sfn.Client) error 
 	if err := os.WriteFile(input, []byte("{}\n"), 0o644); err != nil {
 		return err
 	}
-	u, err := url.Parse(pinned.MCP.URL)
-	if err != nil {
-		return fmt.Errorf("the pinned MCP URL: %w", err)
+	// The identity the dispatcher keys the shape by: the same rule.
+	id, _, learns := pinned.ShapeIdentity(smsTool)
+	if !learns {
+		return fmt.Errorf("%s learns no shape", smsTool)
 	}
-	id := observed.Identity{Tool: smsTool, Source: observed.SourceMCPPrefix + u.Scheme + "://" + strings.ToLower(u.Host) + "#" + pinned.MCP.Name}
 	db := dynamodb.New(dynamodb.Options{Region: local.Region, BaseEndpoint: aws.String(st.Dynamo.Endpoint()),
 		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
 	store := observeddynamo.New(db, stack.Table)
 	// Learning is bounded by dispatch.LearnTimeout (50 ms) and drops an
 	// update it cannot make in time, to learn it at the next call: a
 	// cold local stack may need a second run.
-	var shape *observed.Shape
-	var version int64
+	var learned []observeddynamo.Listed
 	runs := 0
-	for ; runs < 3 && shape == nil; runs++ {
+	for ; runs < 3 && len(learned) == 0; runs++ {
 		arn, err := startRun(st, "demo-sms", input, fmt.Sprintf("sms-%d-%d", time.Now().Unix(), runs))
 		if err != nil {
 			return err
@@ -97,17 +95,15 @@ func observedShapes(ctx context.Context, st *stack.Stack, sf *sfn.Client) error 
 		if outcome.Status != "SUCCEEDED" {
 			return fmt.Errorf("the SMS run ended %s, want SUCCEEDED", outcome.Status)
 		}
-		if shape, version, err = store.Get(ctx, id); err != nil {
+		if learned, _, err = store.List(ctx, id); err != nil {
 			return fmt.Errorf("read the learned shape of %s: %w", smsTool, err)
 		}
 	}
-	if shape == nil {
+	if len(learned) == 0 {
 		return fmt.Errorf("mcp-call learned no shape of %s's result in %d runs", smsTool, runs)
 	}
-	fmt.Printf("  the shape item of %s (version %d) holds types and member names only\n", smsTool, version)
-	// Get does not read learned_from: the runs made runs calls, each
-	// learned from at most once.
-	file := &observed.File{Toolset: ts.ID, Tools: map[string]observed.ToolShapes{smsTool: {LearnedFrom: int64(runs), Shape: shape}}}
+	fmt.Printf("  the shape item of %s, learned from %d results, holds types and member names only\n", smsTool, learned[0].LearnedFrom)
+	file := &observed.File{Toolset: ts.ID, Tools: map[string]observed.ToolShapes{smsTool: {LearnedFrom: learned[0].LearnedFrom, Shape: learned[0].Shape}}}
 	lines, err := observedDeclaration(lockPath, file, filepath.Join(st.Dir, "observed"), smsTool)
 	if err != nil {
 		return err
