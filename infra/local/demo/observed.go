@@ -102,7 +102,7 @@ func observedShapes(ctx context.Context, st *stack.Stack, sf *sfn.Client) error 
 	if len(learned) == 0 {
 		return fmt.Errorf("mcp-call learned no shape of %s's result in %d runs", smsTool, runs)
 	}
-	fmt.Printf("  the shape item of %s, learned from %d results, holds types and member names only\n", smsTool, learned[0].LearnedFrom)
+	fmt.Printf("  the shape item of %s (learned_from %d) holds types and member names only; tools.d.ts declares it:\n", smsTool, learned[0].LearnedFrom)
 	file := &observed.File{Toolset: ts.ID, Tools: map[string]observed.ToolShapes{smsTool: {LearnedFrom: learned[0].LearnedFrom, Shape: learned[0].Shape}}}
 	lines, err := observedDeclaration(lockPath, file, filepath.Join(st.Dir, "observed"), smsTool)
 	if err != nil {

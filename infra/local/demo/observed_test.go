@@ -59,6 +59,9 @@ func TestObservedShapesSectionOnTheStack(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Stop()
+	for k, v := range st.Environ() {
+		t.Setenv(k, v) // as run does: the CLI reads the stack's keys from it
+	}
 	sf := sfn.New(sfn.Options{BaseEndpoint: aws.String(st.SFN.Endpoint()), Region: local.Region,
 		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
 	if err := mcpTools(t.Context(), st, sf); err != nil {
