@@ -146,7 +146,7 @@ func (a *app) newRoot() *cobra.Command {
 		Short: "toolgate governs tool calls in automated workflows on AWS serverless",
 		Long:  rootLong,
 	})
-	root.AddCommand(a.newCheckCmd(), a.newCompileCmd(), a.newGraphCmd(), a.newDeclarationsCmd(), a.newToolsetCmd(), a.newLedgerCmd(), a.newInvokeCmd(), a.newReviewCmd(), a.newParkedCmd(),
+	root.AddCommand(a.newCheckCmd(), a.newCompileCmd(), a.newGraphCmd(), a.newDeclarationsCmd(), a.newShapesCmd(), a.newToolsetCmd(), a.newLedgerCmd(), a.newInvokeCmd(), a.newReviewCmd(), a.newParkedCmd(),
 		a.newCheckRecipientCmd(), a.newCheckURLCmd(), a.newPublishCmd(), a.newRunCmd(), a.newForkCmd(), a.newCredentialsCmd(), a.newWebhooksCmd(), a.newScheduleCmd(), a.newVersionCmd())
 	var settle func(*cobra.Command)
 	settle = func(c *cobra.Command) {
