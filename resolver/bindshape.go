@@ -8,7 +8,9 @@ import (
 	"strings"
 
 	"github.com/toolgate/toolgate/shared/excerpt"
+	"github.com/toolgate/toolgate/shared/observed"
 	"github.com/toolgate/toolgate/shared/schemashape"
+	"github.com/toolgate/toolgate/shared/toolset"
 )
 
 // Binding checks (docs/declarations.md, "Binding checks"): each binding's
@@ -25,6 +27,11 @@ type source struct {
 	skip  int    // the path's first steps the binding does not write (a body item's items path)
 	root  string // the binding's text before its path: "steps.fetch.output"
 	what  string // the schema, for messages: "the output schema of tool http"
+	// learned is set when the schema is a shape learned from the tool's
+	// results (Options.Observed), and from how many: a path or a type it
+	// does not have is a warning, never an error.
+	learned     bool
+	learnedFrom int64
 }
 
 // render writes the binding that reaches the path's first n steps.
@@ -180,6 +187,10 @@ func (c *checker) sourceOf(st *Step, b *binding, depth int) (source, bool) {
 		return source{shape: c.shapeOf("pass:"+x.ID, func() any { return valueSchema(x.Pass) }), path: rest, root: "steps." + b.step, what: fmt.Sprintf("pass step %q's values", b.step)}, true
 	case x.Kind == KindTool && c.tools[j] != nil && len(rest) > 0 && rest[0].Name == "output" && !rest[0].IsIndex:
 		t := c.tools[j]
+		if src, ok := c.learnedSource(t.Name, t.OutputSchema); ok {
+			src.path, src.root = rest[1:], "steps."+b.step+".output"
+			return src, true
+		}
 		sh := c.rawShape("out:"+t.Name, t.OutputSchema)
 		if sh == nil {
 			return source{}, false
@@ -187,6 +198,53 @@ func (c *checker) sourceOf(st *Step, b *binding, depth int) (source, bool) {
 		return source{shape: sh, path: rest[1:], root: "steps." + b.step + ".output", what: fmt.Sprintf("the output schema of tool %s", t.Name)}, true
 	}
 	return source{}, false
+}
+
+// learnedSource is the source of a tool's result when the tool declares
+// no output schema (absent, null, {} or true) and the checker has a shape
+// learned from its results: the shape's schema (observed.Shape.Schema,
+// open everywhere), parsed once per tool.
+func (c *checker) learnedSource(tool string, out []byte) (source, bool) {
+	if c.observed == nil {
+		return source{}, false
+	}
+	switch strings.Join(strings.Fields(string(out)), "") {
+	case "", "null", "true", "{}":
+	default:
+		return source{}, false
+	}
+	ts, ok := c.observed.Tools[tool]
+	if !ok || ts.Shape == nil {
+		return source{}, false
+	}
+	sh := c.rawShape("observed:"+tool, ts.Shape.Schema())
+	if sh == nil {
+		return source{}, false
+	}
+	return source{shape: sh, what: fmt.Sprintf("the results of tool %s", tool), learned: true, learnedFrom: ts.LearnedFrom}, true
+}
+
+// observedFor is the shapes the binding checks use: shapes (else those
+// the named toolset's lock carries, named.Observed) when they name no
+// toolset or the one the Solution names (named); shapes of
+// another toolset (or given for a Solution that names none) are a
+// warning at the Solution's toolset: (or its first line), and unused.
+func observedFor(ds *diags, sol *Solution, named *toolset.Toolset, shapes *observed.File) *observed.File {
+	if shapes == nil && named != nil {
+		shapes = named.Observed
+	}
+	switch {
+	case shapes == nil:
+		return nil
+	case shapes.Toolset == "" || named != nil && shapes.Toolset == named.ID:
+		return shapes
+	}
+	at, of := Pos{Line: 1, Column: 1}, "names no toolset"
+	if named != nil {
+		at, of = sol.Toolset.Pos, "names toolset "+named.ID
+	}
+	ds.warnf(at, RuleBindingShape, "the observed shapes are of toolset %s, and the Solution %s: they are not used", shapes.Toolset, of)
+	return nil
 }
 
 // valueSchema is the JSON Schema of exactly the shapes a pass value can
@@ -287,6 +345,15 @@ func (c *checker) checkShape(st *Step, u use) (schemashape.TypeSet, bool) {
 	if r.Depth < src.skip {
 		return 0, false // the items binding is reported at its for_each
 	}
+	if src.learned {
+		// A learned shape is open: more may come than was seen. A path
+		// it lacks is a warning, and its types are not held against the
+		// places the value is bound to.
+		if r.Cannot || r.Naming == schemashape.Undeclared {
+			c.ds.warnf(u.pos, RuleBindingShape, "step %q binds ${%s}, a path never observed in %s (observed from %s): %s", st.ID, u.b.text, src.what, results(src.learnedFrom), c.neverSeen(src, r))
+		}
+		return schemashape.Any, true
+	}
 	switch {
 	case r.Cannot:
 		c.ds.errorf(u.pos, RuleBindingShape, "step %q binds ${%s}, a path %s cannot have: %s", st.ID, u.b.text, src.what, c.stopsAt(src, r))
@@ -329,6 +396,42 @@ func (c *checker) stopsAt(src source, r schemashape.Result) string {
 		msg += "; it declares no members"
 	}
 	return msg
+}
+
+// neverSeen says where a path leaves a learned shape, and the nearest
+// members seen there, as bindings: stopsAt's words for what was observed
+// (the shape names only types and members, never a value).
+func (c *checker) neverSeen(src source, r schemashape.Result) string {
+	if r.Depth >= len(src.path) {
+		return "no value was seen there"
+	}
+	at, next := src.render(r.Depth), src.path[r.Depth]
+	here := src.shape.At(src.path[:r.Depth]).Types
+	switch {
+	case next.IsIndex && here&schemashape.Array == 0:
+		return fmt.Sprintf("%s was only ever %s, never a list", at, here)
+	case !next.IsIndex && here&schemashape.Object == 0:
+		return fmt.Sprintf("%s was only ever %s, never an object", at, here)
+	case next.IsIndex:
+		return fmt.Sprintf("no list at %s had an element %s", at, accessor(next))
+	}
+	msg := fmt.Sprintf("no object at %s had a member %q", at, next.Name)
+	if near := nearestMembers(next.Name, r.Members, 3); len(near) > 0 {
+		var alts []string
+		for _, m := range near {
+			alts = append(alts, strings.TrimSuffix(at, "}")+"."+m+"}")
+		}
+		msg += "; did you mean " + strings.Join(alts, ", ") + "?"
+	}
+	return msg
+}
+
+// results writes a count of results: "1 result", "N results".
+func results(n int64) string {
+	if n == 1 {
+		return "1 result"
+	}
+	return strconv.FormatInt(n, 10) + " results"
 }
 
 // nearestMembers returns up to n of members closest to name by edit distance

@@ -9,6 +9,7 @@ import (
 	"github.com/toolgate/toolgate/shared/catalog"
 	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/hostlist"
+	"github.com/toolgate/toolgate/shared/observed"
 	"github.com/toolgate/toolgate/shared/schema"
 	"github.com/toolgate/toolgate/shared/schemashape"
 	"github.com/toolgate/toolgate/shared/toolset"
@@ -76,6 +77,9 @@ type checker struct {
 	// shapes holds the schemas the binding checks read, parsed once per
 	// tool, review or pass step (checkBindings).
 	shapes map[string]*schemashape.Shape
+	// observed is Options.Observed when it is of the Solution's toolset
+	// (observedFor); nil: none.
+	observed *observed.File
 }
 
 type compiledRule struct {

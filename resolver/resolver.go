@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolgate/toolgate/resolver/asl"
 	"github.com/toolgate/toolgate/shared/catalog"
+	"github.com/toolgate/toolgate/shared/observed"
 	"github.com/toolgate/toolgate/shared/schema"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
@@ -107,6 +108,17 @@ type Options struct {
 	// derived run timeout leaves the children out, names them in
 	// RunTimeout.Pending and warns that publishing adds them.
 	ChildRunTimeout func(name string) (int, error)
+	// Observed holds the shapes learned from the results of the toolset's
+	// tools (a shapes file, observed.ParseFile, or a lock's observed
+	// member): a binding into the result of a tool that declares no output
+	// schema is checked against its shape, a path never observed being a
+	// warning, never an error (docs/declarations.md, "Observed shapes",
+	// "In the binding checks"). They are used when their toolset is the
+	// one the Solution names (or they name none); shapes of another
+	// toolset are a [binding-shape] warning and unused. nil: the shapes
+	// the named toolset's lock carries (toolset.Toolset.Observed, as
+	// LockLookup reads it), if any.
+	Observed *observed.File
 }
 
 // Compile checks the Solution in src and, when it has no error, compiles
@@ -152,6 +164,7 @@ func compile(file string, src []byte, opts Options, emitted func(*asl.Definition
 		opts.Catalog = toolsetCatalog(opts.Catalog, named)
 	}
 	c := &checker{ds: ds, cat: opts.Catalog, sol: sol, named: named, childRunTimeout: opts.ChildRunTimeout}
+	c.observed = observedFor(ds, sol, named, opts.Observed)
 	c.recordInput()
 	c.resolve()
 	c.admit()

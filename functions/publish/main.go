@@ -11,6 +11,7 @@ package main
 
 import (
 	"context"
+	shapedynamo "github.com/toolgate/toolgate/shared/observed/dynamo"
 	"os"
 	"time"
 
@@ -63,7 +64,9 @@ func main() {
 		// tags (lambda:ListTags, functions tagged for this stage only),
 		// afresh for every registration.
 		Floors:      platformtool.NewFloors(awslambda.NewFromConfig(awsCfg), 0, nil),
-		Credentials: publish.Credentials{Admins: cfg.CredentialAdmins}}
+		Credentials: publish.Credentials{Admins: cfg.CredentialAdmins},
+		// toolgate shapes: each pinned tool's shape items.
+		Shapes: shapedynamo.New(db, cfg.Table)}
 	if cfg.CredentialKey != "" {
 		// Credentials are sealed under the stage's key, stored in the
 		// ledger table (vault.Store), and a draft's server that

@@ -733,6 +733,10 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 		run("ledger.Store.RegisterToolset (condition failed)", 1, func(db *recorder) { ignore(l(db).RegisterToolset(ctx, testCatalogToolset(t))) }),
 		// A parent's workflow steps: the children's published versions.
 		run("ledger.Store.PublishedSolution", 0, func(db *recorder) { ignore(l(db).PublishedSolution(ctx, "child")) }),
+		// toolgate shapes: each pinned tool's shape partition.
+		run("observed/dynamo.Store.List", 0, func(db *recorder) {
+			ignore(shapedynamo.New(db, "toolgate-test").List(ctx, observed.Identity{Tool: "structured-data-fetch", Source: observed.SourceCatalog}))
+		}),
 	}
 	// Credentials (shared/credential Store): the call-time read of a tool
 	// function's dispatcher, and the publish function's management.

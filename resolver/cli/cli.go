@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/toolgate/toolgate/resolver"
+	"github.com/toolgate/toolgate/shared/observed"
 )
 
 // Exit codes of every command. check-recipient has one more, ExitInvalid.
@@ -103,6 +104,10 @@ type app struct {
 	// files (addToolsetsFlag): check, compile, graph, declarations,
 	// publish, fork, toolset and its lock, register, show and diff.
 	toolsetsDir string
+	// shapesFile is the --shapes flag of check, compile and declarations
+	// (addShapesFlag); shapes is what it holds, once loadShapes read it.
+	shapesFile string
+	shapes     *observed.File
 	// shownReviews are the pending reviews reviewHint printed, by review
 	// id.
 	shownReviews map[string]bool
@@ -141,7 +146,7 @@ func (a *app) newRoot() *cobra.Command {
 		Short: "toolgate governs tool calls in automated workflows on AWS serverless",
 		Long:  rootLong,
 	})
-	root.AddCommand(a.newCheckCmd(), a.newCompileCmd(), a.newGraphCmd(), a.newDeclarationsCmd(), a.newToolsetCmd(), a.newLedgerCmd(), a.newInvokeCmd(), a.newReviewCmd(), a.newParkedCmd(),
+	root.AddCommand(a.newCheckCmd(), a.newCompileCmd(), a.newGraphCmd(), a.newDeclarationsCmd(), a.newShapesCmd(), a.newToolsetCmd(), a.newLedgerCmd(), a.newInvokeCmd(), a.newReviewCmd(), a.newParkedCmd(),
 		a.newCheckRecipientCmd(), a.newCheckURLCmd(), a.newPublishCmd(), a.newRunCmd(), a.newForkCmd(), a.newCredentialsCmd(), a.newWebhooksCmd(), a.newScheduleCmd(), a.newVersionCmd())
 	var settle func(*cobra.Command)
 	settle = func(c *cobra.Command) {
@@ -217,7 +222,7 @@ func (a *app) compileFile(path string) (*resolver.Result, error) {
 
 // compileSource compiles Solution src, the text of file path.
 func (a *app) compileSource(path string, src []byte) *resolver.Result {
-	return resolver.Compile(path, src, resolver.Options{Toolsets: resolver.LockLookup(a.toolsetsDir)})
+	return resolver.Compile(path, src, resolver.Options{Toolsets: resolver.LockLookup(a.toolsetsDir), Observed: a.shapes})
 }
 
 // newCheckCmd is `toolgate check FILE...`.
@@ -225,7 +230,7 @@ func (a *app) newCheckCmd() *cobra.Command {
 	var format string
 	var summary bool
 	cmd := &cobra.Command{
-		Use:   "check [--format text|json] [--summary] [--toolsets DIR] FILE...",
+		Use:   "check [--format text|json] [--summary] [--toolsets DIR] [--shapes FILE] FILE...",
 		Short: "check Solutions; exit 1 on any error",
 		Long: `Checks Solutions with the resolver and prints their diagnostics, as
 file:line:col: error|warning: [rule-id] message, or as one JSON document.
@@ -237,6 +242,7 @@ Exit 0 when every file is clean (warnings allowed), 1 on any error.`,
 	cmd.Flags().StringVar(&format, "format", "text", "output `FORMAT`: text or json")
 	cmd.Flags().BoolVar(&summary, "summary", false, "print one summary line per file instead of the diagnostics")
 	a.addToolsetsFlag(cmd)
+	a.addShapesFlag(cmd)
 	return cmd
 }
 
@@ -249,6 +255,10 @@ func (a *app) check(cmd *cobra.Command, files []string, format string, summary b
 		return misuse(cmd, "--format %q: want text or json", format)
 	case summary && format == "json":
 		return misuse(cmd, "--summary is for --format text")
+	}
+	if err := a.loadShapes(); err != nil {
+		fmt.Fprintf(stderr, "toolgate check: %v\n", err)
+		return ExitMisuse
 	}
 	type doc struct {
 		Valid       bool                  `json:"valid"`
@@ -295,7 +305,7 @@ func (a *app) check(cmd *cobra.Command, files []string, format string, summary b
 func (a *app) newCompileCmd() *cobra.Command {
 	var dir string
 	cmd := &cobra.Command{
-		Use:   "compile FILE -o DIR [--toolsets DIR]",
+		Use:   "compile FILE -o DIR [--toolsets DIR] [--shapes FILE]",
 		Short: "write DIR/<solution>.asl.json, .toolset.json and .json",
 		Long: `Compiles a Solution and writes its state machine definition
 (<solution>.asl.json), the toolset it pins (<solution>.toolset.json) and its
@@ -307,6 +317,7 @@ an error (exit 1).`,
 	}
 	cmd.Flags().StringVarP(&dir, "o", "o", "", "the output directory `DIR` (created if missing)")
 	a.addToolsetsFlag(cmd)
+	a.addShapesFlag(cmd)
 	return cmd
 }
 
@@ -317,6 +328,10 @@ func (a *app) compile(cmd *cobra.Command, files []string, dir string) int {
 		return misuse(cmd, "name one Solution file")
 	case dir == "":
 		return misuse(cmd, "-o DIR is required")
+	}
+	if err := a.loadShapes(); err != nil {
+		fmt.Fprintf(stderr, "toolgate compile: %v\n", err)
+		return ExitMisuse
 	}
 	res, err := a.compileFile(files[0])
 	if err != nil {

@@ -23,7 +23,7 @@ func (a *app) newDeclarationsCmd() *cobra.Command {
 	var r toolsetReader
 	var dir string
 	cmd := &cobra.Command{
-		Use:   "declarations (LOCK | ID | SOLUTION) -o DIR [--toolsets DIR] [--url URL | --function-endpoint URL --as NAME]",
+		Use:   "declarations (LOCK | ID | SOLUTION) -o DIR [--toolsets DIR] [--shapes FILE] [--url URL | --function-endpoint URL --as NAME]",
 		Short: "write a toolset's declarations: DIR/" + declare.TypeScriptFile + " and DIR/" + declare.SolutionSchemaFile,
 		Long: `Writes the declarations of one pinned toolset to DIR (created if missing),
 each file through a temporary file renamed over it (docs/declarations.md):
@@ -48,6 +48,11 @@ The toolset is named in one of three ways:
             toolset: id read as ID is, or without one the toolset derived
             from the catalog for the tools it uses.
 
+With --shapes FILE (toolgate shapes --json writes one), a tool without an
+output schema gets the type learned from its results, marked @observed, and
+the per-host shapes of structured-data-fetch's and http's data are declared
+as ObservedData; the binding checks of a SOLUTION use them too.
+
 It prints the toolset's id and the two paths. No Node.js is needed.
 
 Exit 0 when both files are written; 1 when the toolset cannot be read or
@@ -61,6 +66,7 @@ file).`,
 	cmd.Flags().StringVarP(&dir, "o", "o", "", "the output directory `DIR` (created if missing)")
 	r.fn.addFlags(a, cmd.Flags())
 	a.addToolsetsFlag(cmd)
+	a.addShapesFlag(cmd)
 	return cmd
 }
 
@@ -76,6 +82,10 @@ func (a *app) declarations(cmd *cobra.Command, r *toolsetReader, args []string, 
 	if err := r.fn.check(); err != nil {
 		return misuse(cmd, "%v", err)
 	}
+	if err := a.loadShapes(); err != nil {
+		fmt.Fprintf(stderr, "toolgate declarations: %v\n", err)
+		return ExitMisuse
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	ts, code := a.declaredToolset(ctx, cmd, r, args[0])
@@ -84,7 +94,7 @@ func (a *app) declarations(cmd *cobra.Command, r *toolsetReader, args []string, 
 	}
 	// Both renderings before either file is written: a toolset one of
 	// them cannot render leaves DIR as it was.
-	tsd, err := declare.TypeScript(ts)
+	tsd, err := declare.TypeScriptObserved(ts, a.shapes)
 	if err != nil {
 		fmt.Fprintf(stderr, "toolgate declarations: toolset %s: %s: %v\n", ts.ID, declare.TypeScriptFile, err)
 		return ExitErrors
@@ -175,7 +185,7 @@ func (a *app) declaredToolset(ctx context.Context, cmd *cobra.Command, r *toolse
 		}
 		return ts, err
 	}
-	res := resolver.Compile(arg, src, resolver.Options{Toolsets: lookup})
+	res := resolver.Compile(arg, src, resolver.Options{Toolsets: lookup, Observed: a.shapes})
 	for _, d := range res.Diagnostics {
 		fmt.Fprintln(stderr, d.String())
 	}

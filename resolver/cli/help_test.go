@@ -87,7 +87,7 @@ func TestMisuseExitsTwoWithTheCommandsUsage(t *testing.T) {
 		{"no command", nil, []string{"toolgate: ", "Usage:\n  toolgate [command]"}},
 		{"unknown command", []string{"frobnicate"}, []string{`unknown command "frobnicate"`, "Usage:\n  toolgate [command]"}},
 		{"misspelt command", []string{"chek", good}, []string{`unknown command "chek"`, "check"}},
-		{"unknown flag", []string{"check", "--strict", good}, []string{"toolgate check: ", "--strict", "Usage:\n  toolgate check [--format text|json] [--summary] [--toolsets DIR] FILE..."}},
+		{"unknown flag", []string{"check", "--strict", good}, []string{"toolgate check: ", "--strict", "Usage:\n  toolgate check [--format text|json] [--summary] [--toolsets DIR] [--shapes FILE] FILE..."}},
 		{"unknown one-dash flag", []string{"check", "-strict", good}, []string{"toolgate check: ", "Usage:\n  toolgate check"}},
 		{"flag without its value", []string{"check", good, "--format"}, []string{"--format", "Usage:\n  toolgate check"}},
 		{"missing argument", []string{"compile", good}, []string{"toolgate compile: ", "-o DIR", "Usage:\n  toolgate compile FILE -o DIR"}},

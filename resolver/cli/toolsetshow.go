@@ -160,8 +160,9 @@ func (e *misuseError) Error() string { return e.msg }
 // newToolsetShowCmd is `toolgate toolset show ID`.
 func (a *app) newToolsetShowCmd() *cobra.Command {
 	var r toolsetReader
+	var withShapes bool
 	cmd := &cobra.Command{
-		Use:   "show ID [--toolsets DIR] [--url URL | --function-endpoint URL --as NAME]",
+		Use:   "show ID [--shapes] [--toolsets DIR] [--url URL | --function-endpoint URL --as NAME]",
 		Short: "print what a toolset pins (its lock, or the registered toolset)",
 		Long: `Prints the toolset ID pins, as its lock file holds it: the id, name, base,
 tools with their schemas and policies (an MCP tool's server URL and auth),
@@ -199,6 +200,12 @@ registered (or the function refuses the read); 2 for a malformed id.`,
 				fmt.Fprintf(cmd.ErrOrStderr(), "toolgate toolset show: %v\n", err)
 				return exit(ExitErrors)
 			}
+			if withShapes {
+				if ts.Observed, err = r.readShapes(ctx, ts); err != nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "toolgate toolset show: %v\n", err)
+					return exit(ExitErrors)
+				}
+			}
 			doc, err := ts.MarshalIndent()
 			if err != nil {
 				fmt.Fprintf(cmd.ErrOrStderr(), "toolgate toolset show: %v\n", err)
@@ -210,6 +217,7 @@ registered (or the function refuses the read); 2 for a malformed id.`,
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&withShapes, "shapes", false, "add the shapes its tools learned, read through the publish function, as the observed member (toolgate shapes)")
 	r.fn.addFlags(a, cmd.Flags())
 	a.addToolsetsFlag(cmd)
 	return cmd

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolgate/toolgate/shared/invisible"
+	"github.com/toolgate/toolgate/shared/observed"
 	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
@@ -55,8 +56,36 @@ const MaxTypeScriptBytes = 16 << 20
 // that is not JSON, a keyword of the wrong shape, a tool name that is not
 // UTF-8, or a rendering over MaxTypeScriptBytes.
 func TypeScript(ts *toolset.Toolset) ([]byte, error) {
+	return TypeScriptObserved(ts, nil)
+}
+
+// TypeScriptObserved is TypeScript with the shapes learned from the
+// toolset's results (docs/declarations.md, "Observed shapes", "In
+// tools.d.ts"); shapes nil takes the shapes a lock carries
+// (ts.Observed), if any. A tool that declares no output
+// schema (none, {} or true) and has a whole-result shape in shapes gets
+// its output type from the shape's Schema(), its JSDoc noting
+// "@observed learned from N results" (N: the shape's LearnedFrom, a lower
+// bound; "1 result" for one). The per-host shapes of a tool's data member
+// (structured-data-fetch, http) are the members of an exported interface
+// after Tools:
+//
+//	export interface ObservedData { "<tool>": { "<host>": <type>; ... }; ... }
+//
+// each host's type marked @observed the same way; ObservedData is
+// written only when shapes holds a host's shape. A tool of shapes the
+// toolset does not have is ignored (its shapes describe another
+// toolset's tool); a shapes file naming another toolset id than ts's is
+// an error, as is a shape whose schema does not render.
+func TypeScriptObserved(ts *toolset.Toolset, shapes *observed.File) ([]byte, error) {
 	if ts == nil {
 		return nil, errors.New("declare: no toolset")
+	}
+	if shapes == nil {
+		shapes = ts.Observed
+	}
+	if shapes != nil && shapes.Toolset != "" && ts.ID != "" && shapes.Toolset != ts.ID {
+		return nil, fmt.Errorf("the shapes are of toolset %s, not %s", tsString(shapes.Toolset), tsString(ts.ID))
 	}
 	f := &fileRenderer{used: map[string]bool{}}
 	var b strings.Builder
@@ -75,11 +104,17 @@ func TypeScript(ts *toolset.Toolset) ([]byte, error) {
 			return nil, err
 		}
 		out, outDoc := tsType{text: "unknown", prec: precPrimary}, []note(nil)
-		if hasSchema(t.OutputSchema) {
+		switch learned, ok := wholeShape(shapes, name); {
+		case !declaresOutput(t.OutputSchema) && ok:
+			if out, outDoc, err = f.document(name, "observed_output", learned.Shape.Schema()); err != nil {
+				return nil, err
+			}
+			outDoc = append([]note{{text: "The tool declares no output schema: this type is the shape of its results, never a promise."}, observedNote(learned.LearnedFrom)}, outDoc...)
+		case hasSchema(t.OutputSchema):
 			if out, outDoc, err = f.document(name, "output_schema", t.OutputSchema); err != nil {
 				return nil, err
 			}
-		} else {
+		default:
 			outDoc = []note{{text: "The tool declares no output schema."}}
 		}
 		writeDoc(&b, 1, toolDoc(&t))
@@ -96,6 +131,9 @@ func TypeScript(ts *toolset.Toolset) ([]byte, error) {
 	b.WriteString("}\n\n")
 	b.WriteString("/** The toolset's tool names. */\n")
 	b.WriteString("export type ToolName = keyof Tools;\n")
+	if err := f.observedData(&b, ts, shapes); err != nil {
+		return nil, err
+	}
 	for _, a := range f.aliases {
 		b.WriteString("\n")
 		writeDoc(&b, 0, a.doc)
@@ -105,6 +143,81 @@ func TypeScript(ts *toolset.Toolset) ([]byte, error) {
 		}
 	}
 	return []byte(b.String()), nil
+}
+
+// observedData writes the ObservedData interface: per tool of ts with
+// host shapes in shapes, in byte order, a member per host, in byte order,
+// typed by the host's shape. Nothing when no tool has one.
+func (f *fileRenderer) observedData(b *strings.Builder, ts *toolset.Toolset, shapes *observed.File) error {
+	if shapes == nil {
+		return nil
+	}
+	var tools []string
+	for _, name := range slices.Sorted(maps.Keys(shapes.Tools)) {
+		if _, ok := ts.Tools[name]; ok && len(shapes.Tools[name].Hosts) > 0 && utf8.ValidString(name) {
+			tools = append(tools, name)
+		}
+	}
+	if len(tools) == 0 {
+		return nil
+	}
+	b.WriteString("\n")
+	writeDoc(b, 0, []note{
+		{text: "The shapes of the data member the tools below returned, per host, learned from their results: never a promise, since more may come."},
+		{tag: "@observed"},
+	})
+	b.WriteString("export interface ObservedData {\n")
+	for _, name := range tools {
+		b.WriteString(indentOf(1) + tsString(name) + ": {\n")
+		hosts := shapes.Tools[name].Hosts
+		for _, host := range slices.Sorted(maps.Keys(hosts)) {
+			h := hosts[host]
+			if h.Shape == nil {
+				continue
+			}
+			t, doc, err := f.document(name, "observed_data", h.Shape.Schema())
+			if err != nil {
+				return err
+			}
+			writeDoc(b, 2, append([]note{observedNote(h.LearnedFrom)}, doc...))
+			b.WriteString(indentOf(2) + tsString(host) + ": " + t.text + ";\n")
+		}
+		b.WriteString(indentOf(1) + "};\n")
+		if b.Len() > MaxTypeScriptBytes {
+			return fmt.Errorf("tool %s: the declarations exceed %d bytes", tsString(name), MaxTypeScriptBytes)
+		}
+	}
+	b.WriteString("}\n")
+	return nil
+}
+
+// wholeShape is the shape of tool name's whole result in shapes, if any.
+func wholeShape(shapes *observed.File, name string) (observed.ToolShapes, bool) {
+	if shapes == nil {
+		return observed.ToolShapes{}, false
+	}
+	s, ok := shapes.Tools[name]
+	return s, ok && s.Shape != nil
+}
+
+// declaresOutput reports whether an output schema declares anything: not
+// absent, null, {} or true (what the dispatcher learns for, docs/declarations.md
+// "What is learned").
+func declaresOutput(doc json.RawMessage) bool {
+	switch strings.Join(strings.Fields(string(doc)), "") {
+	case "", "null", "true", "{}":
+		return false
+	}
+	return true
+}
+
+// observedNote is the JSDoc tag of a learned type: how many results it
+// was learned from (a lower bound: docs/declarations.md).
+func observedNote(n int64) note {
+	if n == 1 {
+		return note{tag: "@observed", text: "learned from 1 result"}
+	}
+	return note{tag: "@observed", text: fmt.Sprintf("learned from %d results", n)}
 }
 
 // toolsetLabel names ts in the header comment: its id when it has one of

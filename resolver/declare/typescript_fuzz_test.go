@@ -15,7 +15,7 @@ import (
 // "_Output"): a schema or a description that declared anything would add
 // another ("declare", "const", "import", ...).
 var declaredWords = map[string]bool{
-	"export": true, "interface": true, "type": true, "Tools": true, "ToolName": true, "keyof": true,
+	"export": true, "interface": true, "type": true, "Tools": true, "ToolName": true, "ObservedData": true, "keyof": true,
 	"input": true, "output": true, "unknown": true, "never": true, "string": true, "number": true,
 	"boolean": true, "null": true, "true": true, "false": true, "undefined": true, "Record": true, "key": true,
 }

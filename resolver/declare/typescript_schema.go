@@ -227,7 +227,7 @@ func (f *fileRenderer) document(name, member string, raw json.RawMessage) (tsTyp
 		return tUnknown, nil, fmt.Errorf("tool %s: %s: %v", tsString(name), member, err)
 	}
 	d := &docRenderer{file: f, tool: name, member: member, root: root, refs: map[string]*alias{}}
-	d.prefix = identifier(name) + "_" + map[string]string{"input_schema": "Input", "output_schema": "Output"}[member]
+	d.prefix = identifier(name) + "_" + map[string]string{"input_schema": "Input", "output_schema": "Output", "observed_output": "Observed", "observed_data": "ObservedData"}[member]
 	if m, ok := root.(map[string]any); ok {
 		if s, ok := m["$schema"].(string); ok {
 			d.legacy = strings.Contains(s, "draft-07") || strings.Contains(s, "draft-06") || strings.Contains(s, "draft-04")

@@ -51,6 +51,7 @@ func goldenToolsets(t *testing.T) map[string]*toolset.Toolset {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
+	out["observed"] = observedToolset(t)
 	for _, name := range []string{"features", "hostile"} {
 		data, err := os.ReadFile(filepath.Join(declarationsDir, name+".tools.json"))
 		if err != nil {
@@ -70,11 +71,11 @@ func goldenToolsets(t *testing.T) map[string]*toolset.Toolset {
 func TestTypeScriptGolden(t *testing.T) {
 	for name, ts := range goldenToolsets(t) {
 		t.Run(name, func(t *testing.T) {
-			got, err := TypeScript(ts)
+			got, err := TypeScriptObserved(ts, goldenShapes(t)[name])
 			if err != nil {
 				t.Fatal(err)
 			}
-			again, _ := TypeScript(ts)
+			again, _ := TypeScriptObserved(ts, goldenShapes(t)[name])
 			if !bytes.Equal(got, again) {
 				t.Fatal("two renderings of one toolset differ")
 			}
@@ -123,7 +124,7 @@ func runTSC(t *testing.T, files map[string][]byte) (string, bool) {
 	dir := t.TempDir()
 	args := []string{"--noEmit", "--strict", "--pretty", "false"}
 	for name, ts := range goldenToolsets(t) {
-		out, err := TypeScript(ts)
+		out, err := TypeScriptObserved(ts, goldenShapes(t)[name])
 		if err != nil {
 			t.Fatal(err)
 		}

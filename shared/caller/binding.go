@@ -33,6 +33,7 @@ const (
 	ActionPublish     = "solution.publish" // the publish function: Target the Solution file's name, InputDigest its source digest
 	ActionRegister    = "toolset.register" // the publish function: Target the toolset id, InputDigest the document's digest
 	ActionShowToolset = "toolset.show"     // the publish function: a registered toolset's read; Target the toolset id
+	ActionShapes      = "toolset.shapes"   // the publish function: a registered toolset's learned shapes; Target the toolset id
 	// ActionCredentialsSet is the publish function's store of a
 	// credential: Target "<toolset name>/<target>", InputDigest the
 	// digest of the request's other fields and of the secret's SHA-256

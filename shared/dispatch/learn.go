@@ -42,12 +42,6 @@ const (
 	MaxLearnedIdentities = 256
 )
 
-// The catalog tools whose result's data member is learned per host.
-const (
-	fetchTool = "structured-data-fetch"
-	httpTool  = "http"
-)
-
 // learner is a container's memory of the shapes it learned: what it last
 // read or wrote per identity key, so that a result that adds nothing
 // costs no request.
@@ -71,40 +65,16 @@ type learnedShape struct {
 // learnTarget is what a successful call's result teaches and under which
 // identity: a catalog structured-data-fetch or http call's data member,
 // keyed by the request's host; a tool without an output schema's whole
-// result. Any other call (a declared output schema and no open subtree,
+// result (the identity: toolset.Tool.ShapeIdentity, which the publish
+// function reading shapes shares). Any other call (a declared output schema and no open subtree,
 // a call with keep, whose result is not the whole) learns nothing and
 // reads nothing.
 func (inv *invocation) learnTarget(out json.RawMessage) (observed.Identity, json.RawMessage, bool) {
-	p, env := inv.pinned, inv.env
-	id := observed.Identity{Tool: env.Tool, Source: observed.SourceCatalog}
-	switch {
-	case p.MCP != nil:
-		u, err := url.Parse(p.MCP.URL)
-		if err != nil {
-			return id, nil, false
-		}
-		id.Source = observed.SourceMCPPrefix + u.Scheme + "://" + strings.ToLower(u.Host) + "#" + p.MCP.Name
-	case p.Function != "":
-		id.Source = observed.SourcePlatformPrefix + p.Function
-	}
-	if len(env.Keep) > 0 {
+	id, perHost, learns := inv.pinned.ShapeIdentity(inv.env.Tool)
+	if !learns || len(inv.env.Keep) > 0 {
 		return id, nil, false
 	}
-	// A schema that declares nothing ({} or true: an MCP tool that lists
-	// no outputSchema, a platform tool's output_schema: {}) is none.
-	declared := true
-	switch strings.TrimSpace(string(p.OutputSchema)) {
-	case "", "null", "true", "{}":
-		declared = false
-	}
-	if declared {
-		digest, err := observed.SchemaDigest(p.OutputSchema)
-		if err != nil {
-			return id, nil, false
-		}
-		id.OutputSchemaDigest = digest
-	}
-	if id.Source == observed.SourceCatalog && (env.Tool == fetchTool || env.Tool == httpTool) {
+	if perHost {
 		var in struct {
 			URL string `json:"url"`
 		}
@@ -121,7 +91,7 @@ func (inv *invocation) learnTarget(out json.RawMessage) (observed.Identity, json
 		id.Host = strings.ToLower(u.Host)
 		return id, res.Data, true
 	}
-	return id, out, !declared
+	return id, out, true
 }
 
 // learn learns the shape of o's result after its record is written,

@@ -45,14 +45,29 @@ type Identity struct {
 	Host string
 }
 
-// Key is the digest the identity's item is keyed by: the lower-case hex
-// SHA-256 of its four fields, each written as its length in bytes, a ":"
-// and the field, in the order Tool, Source, OutputSchemaDigest, Host (so
-// that no two identities share a key). It names nothing readable: the
-// item's tool and host attributes do.
+// PartitionKey is the digest the identity's item is keyed by (its
+// partition key is table.Shape.Key of it, its sort key table.ShapeSK of
+// Host, docs/declarations.md "The item and when it is written"): the
+// lower-case hex SHA-256 of Tool, Source and OutputSchemaDigest, each
+// written as its length in bytes, a ":" and the field (so that no two
+// identities share a key). The host is left out, so that one Query of the
+// partition lists every host a structured-data-fetch or http tool learned
+// from. It names nothing readable: the item's tool attribute does.
+func (id Identity) PartitionKey() string {
+	return digestOf(id.Tool, id.Source, id.OutputSchemaDigest)
+}
+
+// Key is the digest of all four fields (written as PartitionKey writes
+// its three, Host last): one identity's key in a container's memory.
 func (id Identity) Key() string {
+	return digestOf(id.Tool, id.Source, id.OutputSchemaDigest, id.Host)
+}
+
+// digestOf is the lower-case hex SHA-256 of fields, each written as its
+// length, ":" and the field.
+func digestOf(fields ...string) string {
 	var b strings.Builder
-	for _, f := range []string{id.Tool, id.Source, id.OutputSchemaDigest, id.Host} {
+	for _, f := range fields {
 		fmt.Fprintf(&b, "%d:%s", len(f), f)
 	}
 	sum := sha256.Sum256([]byte(b.String()))

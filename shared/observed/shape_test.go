@@ -212,6 +212,23 @@ func TestIdentityKeysDiffer(t *testing.T) {
 		}
 		seen[k] = id
 	}
+	// The partition key leaves the host out: every host of one tool is in
+	// one partition, and nothing else is.
+	other := base
+	other.Host = "other.example.com"
+	if base.PartitionKey() != other.PartitionKey() {
+		t.Error("two hosts of one tool are in two partitions")
+	}
+	parts := map[string]bool{}
+	for _, id := range []observed.Identity{base, {Tool: base.Tool, Source: base.Source, OutputSchemaDigest: "sha256:01"},
+		{Tool: base.Tool, Source: "platform:x", OutputSchemaDigest: base.OutputSchemaDigest}, {Tool: "http", Source: base.Source, OutputSchemaDigest: base.OutputSchemaDigest},
+		{Tool: "a", Source: "bc"}, {Tool: "ab", Source: "c"}} {
+		k := id.PartitionKey()
+		if parts[k] || len(k) != 64 || strings.Contains(k, "example") {
+			t.Errorf("partition key %q of %+v", k, id)
+		}
+		parts[k] = true
+	}
 	d1, _ := observed.SchemaDigest(json.RawMessage(`{"type":"object","properties":{}}`))
 	d2, _ := observed.SchemaDigest(json.RawMessage(`{ "properties":{}, "type":"object" }`))
 	if d1 != d2 || !strings.HasPrefix(d1, "sha256:") {

@@ -33,15 +33,15 @@ const ProofHeader = caller.ProofHeader
 
 // DirectRequest is a direct invocation of the publish function (the local
 // stack's CLI): {"action": "publish", "file", "source", "proof"},
-// {"action": "register", "toolset", "proof"}, {"action": "show",
-// "toolset_id", "proof"} or {"action": "credentials.set" (list, revoke,
+// {"action": "register", "toolset", "proof"}, {"action": "show" or
+// "shapes", "toolset_id", "proof"} or {"action": "credentials.set" (list, revoke,
 // allow), "credentials", "proof"}.
 type DirectRequest struct {
 	Action    string `json:"action"`
 	File      string `json:"file,omitempty"`
 	Source    string `json:"source,omitempty"`
 	Toolset   string `json:"toolset,omitempty"`    // register: the document as text, signed as sent
-	ToolsetID string `json:"toolset_id,omitempty"` // show: the registered toolset's id
+	ToolsetID string `json:"toolset_id,omitempty"` // show, shapes: the registered toolset's id
 	// Credentials is the request of the actions ActionCredentials*.
 	Credentials *CredentialRequest `json:"credentials,omitempty"`
 	Proof       string             `json:"proof"`
@@ -153,6 +153,28 @@ type ShowResult struct {
 // ShowBinding is the caller proof binding of a read of toolset id.
 func ShowBinding(id string) caller.Binding {
 	return caller.Binding{Action: caller.ActionShowToolset, Target: id}
+}
+
+// ActionShapes is the direct invocation action of `toolgate shapes`
+// ({"action": "shapes", "toolset_id", "proof"}; GET /shapes/{id} on the
+// Function URL).
+const ActionShapes = "shapes"
+
+// ShapesResult is the answer of a read of a toolset's learned shapes
+// (docs/declarations.md, "Reading them").
+type ShapesResult struct {
+	// File is the shapes file (observed.File Marshal): every shape the
+	// toolset's tools learned, as the table holds them.
+	File string `json:"file"`
+	// Skipped counts the shape items that did not read (observed.Unmarshal
+	// refused them): left out of File.
+	Skipped int `json:"skipped,omitempty"`
+}
+
+// ShapesBinding is the caller proof binding of a read of toolset id's
+// learned shapes.
+func ShapesBinding(id string) caller.Binding {
+	return caller.Binding{Action: caller.ActionShapes, Target: id}
 }
 
 // CredentialRequest is a request of `toolgate credentials` to the publish

@@ -56,6 +56,11 @@ const LearningToolFunctions Principal = "learning tool functions"
 // (observed/dynamo Store.Get, a consistent GetItem projecting them).
 var ShapeRead = Shape.Names(PK, SK, "shape", "version", "learned_from")
 
+// ShapeListed are the attributes the publish function reads of a
+// tool's shape items for `toolgate shapes` (dynamo.Store.List, a Query of
+// the tool's partition): the shape, its count, its host and its tool.
+var ShapeListed = Shape.Names(PK, SK, "shape", "learned_from", "from_host", "tool")
+
 // ShapeUpdated are the attributes of a dispatcher's conditional
 // UpdateItem of a shape item (observed/dynamo Store.Put: SET shape,
 // version, tool, from_host, updated_at, expires_at, ADD learned_from;
@@ -635,6 +640,9 @@ var Accesses = []Access{
 	{Sid: "LearnShapes", By: []Principal{LearningToolFunctions}, On: []*Kind{Shape}, Actions: []Action{UpdateItem},
 		Attributes: ShapeUpdated, ReturnValues: "NONE", Code: "dynamo.Store.Put (shared/observed/dynamo)",
 		Doc: "the UpdateItem of a shape a result added something to, conditional on the version read (or on no item): names and types, never a value"},
+	{Sid: "ListShapes", By: []Principal{Publish}, On: []*Kind{Shape}, Actions: []Action{GetItem, Query},
+		Attributes: ShapeListed, SpecificAttributes: true, Code: "dynamo.Store.List (shared/observed/dynamo, publish)",
+		Doc: "a Query of a pinned tool's shape partition (every host it learned from), projecting ShapeListed, for toolgate shapes and toolset show --shapes"},
 	{Sid: "LedgerReads", By: []Principal{Operator}, On: []*Kind{Call, Row, Toolset}, Actions: []Action{GetItem, Query},
 		Attributes: ReadAttributes, SpecificAttributes: true, Code: "toolgate ledger (ledger.Store reads)",
 		Doc: "calls, rows and toolsets with a projection, never a review item nor a recorded result"},

@@ -265,8 +265,20 @@ func InboundEventKeyOf(pk string) (origin, name, id string, ok bool) {
 	return origin, name, id, true
 }
 
-// Keys of a shape item (Shape): "SHAPE#<identity digest>" / "SHAPE".
+// Keys of a shape item (Shape): partition key "SHAPE#<identity digest>"
+// (the tool, its source and its output schema's digest:
+// observed.Identity.PartitionKey), sort key "SHAPE#<host>" for
+// structured-data-fetch and http and "SHAPE#" for other tools, so that
+// one Query of a tool's partition lists every host it learned from.
 const (
-	ShapePrefix = "SHAPE#"
-	ShapeSK     = "SHAPE"
+	ShapePrefix   = "SHAPE#"
+	ShapeSKPrefix = "SHAPE#"
 )
+
+// ShapeSK is the sort key of the shape learned from host, or of a whole
+// result's shape when host is "": "SHAPE#<host>", "SHAPE#".
+func ShapeSK(host string) string { return ShapeSKPrefix + host }
+
+// ShapeHost is the host a shape item's sort key names ("" for a whole
+// result's shape), and whether sk is a shape item's sort key at all.
+func ShapeHost(sk string) (string, bool) { return strings.CutPrefix(sk, ShapeSKPrefix) }

@@ -690,7 +690,7 @@ var InboundEvent = &Kind{
 // per identity per container, and a conditional UpdateItem (on version)
 // when a result adds something.
 var Shape = &Kind{
-	Name: "shape", Prefix: ShapePrefix, PKShape: ShapePrefix + "<identity digest, 64 hex>", SKShape: ShapeSK, SKValue: ShapeSK,
+	Name: "shape", Prefix: ShapePrefix, PKShape: ShapePrefix + "<identity digest, 64 hex>", SKShape: ShapeSKPrefix + "<host, or nothing for a whole result>", SKPrefix: ShapeSKPrefix,
 	Doc: "the shape learned of one tool's results (per host for structured-data-fetch and http): JSON types per path, never a value",
 	Attributes: []Attribute{
 		attr("shape", String, "the shape's compact JSON (observed.Shape Marshal): types, member names of plain identifiers and flags, never a value"),

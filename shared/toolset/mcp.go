@@ -369,6 +369,8 @@ func ParseDraft(data []byte) (*Toolset, error) {
 		return nil, refuse("", RuleFormat, "a draft toolset has no base: a derived toolset's tools are its base's, and it names no MCP server")
 	case len(ts.MCPServers) == 0:
 		return nil, refuse("", RuleFormat, "a draft toolset names MCP servers; this one names none")
+	case ts.Observed != nil:
+		return nil, refuse("", RuleFormat, "a draft toolset carries no observed shapes: they are a lock's")
 	case len(ts.MCPServers) > MaxMCPServers:
 		return nil, refuse("", RuleFormat, "a toolset names at most %d MCP servers", MaxMCPServers)
 	}

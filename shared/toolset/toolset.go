@@ -16,6 +16,7 @@ import (
 	"github.com/toolgate/toolgate/shared/excerpt"
 	"github.com/toolgate/toolgate/shared/hostlist"
 	"github.com/toolgate/toolgate/shared/invisible"
+	"github.com/toolgate/toolgate/shared/observed"
 	"github.com/toolgate/toolgate/shared/schema"
 	"github.com/toolgate/toolgate/shared/tool"
 )
@@ -154,6 +155,12 @@ type Toolset struct {
 	// the admitted ones into Tools (ResolveMCP). A draft has no id; a
 	// registered toolset has no MCPServers.
 	MCPServers map[string]MCPServer `json:"mcp_servers,omitempty"`
+	// Observed are the shapes the toolset's tools learned, as a lock may
+	// carry them (`toolgate shapes --lock`, docs/declarations.md,
+	// "Reading them"): not part of the content, so the id does not
+	// change with them, and never stored or registered. Parse checks that
+	// it names this toolset and only its tools.
+	Observed *observed.File `json:"observed,omitempty"`
 }
 
 // content is what a toolset's id is the digest of: the toolset without
@@ -246,7 +253,9 @@ func (ts *Toolset) ComputeID() (string, error) {
 }
 
 // Parse decodes a toolset document strictly (unknown fields are errors) and
-// checks that its id is the digest of its content: a document that does
+// checks that its id is the digest of its content (a lock's "observed"
+// member, read by observed.ParseFile, is no part of it, and must name
+// this toolset and only its tools): a document that does
 // not decode is a *Refusal for RuleFormat, a wrong id one for RuleDigest.
 // It does not check the tools against the catalog; Verify does.
 func Parse(data []byte) (*Toolset, error) {
@@ -282,6 +291,16 @@ func Parse(data []byte) (*Toolset, error) {
 	}
 	if err != nil || !bytes.Equal(shown, decoded) {
 		return nil, refuse(ts.ID, RuleFormat, "the document holds members that are not the toolset's fields, in their exact names, once each")
+	}
+	if ts.Observed != nil {
+		if ts.Observed.Toolset != ts.ID {
+			return nil, refuse(ts.ID, RuleFormat, "observed: the shapes are of toolset %s, not of this one", ts.Observed.Toolset)
+		}
+		for _, name := range ts.Observed.ToolNames() {
+			if _, ok := ts.Tools[name]; !ok {
+				return nil, refuse(ts.ID, RuleFormat, "observed: tool %q is not in the toolset", name)
+			}
+		}
 	}
 	return &ts, nil
 }

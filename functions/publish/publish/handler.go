@@ -39,6 +39,7 @@ func NewHandler(s *Service) *Handler {
 	mux.HandleFunc("POST /solutions", h.publish)
 	mux.HandleFunc("POST /toolsets", h.register)
 	mux.HandleFunc("GET /toolsets/{id...}", h.show)
+	mux.HandleFunc("GET /shapes/{id...}", h.shapes)
 	mux.HandleFunc("POST /credentials", h.setCredential)
 	mux.HandleFunc("GET /credentials/{name}", h.listCredentials)
 	mux.HandleFunc("POST /credentials/revoke", h.revokeCredential)
@@ -61,9 +62,9 @@ func (h *Handler) Handle(ctx context.Context, payload json.RawMessage) (json.Raw
 	dec := json.NewDecoder(bytes.NewReader(payload))
 	dec.DisallowUnknownFields()
 	var req publishapi.DirectRequest
-	known := []string{"publish", "register", "show", publishapi.ActionCredentialsSet, publishapi.ActionCredentialsList, publishapi.ActionCredentialsRevoke, publishapi.ActionCredentialsAllow}
+	known := []string{"publish", "register", "show", publishapi.ActionShapes, publishapi.ActionCredentialsSet, publishapi.ActionCredentialsList, publishapi.ActionCredentialsRevoke, publishapi.ActionCredentialsAllow}
 	if err := dec.Decode(&req); err != nil || !slices.Contains(known, req.Action) || (strings.HasPrefix(req.Action, "credentials.") && req.Credentials == nil) {
-		return nil, edge(&Error{Code: publishapi.CodeInvalid, Message: "a direct invocation is {\"action\": \"publish\", \"file\", \"source\", \"proof\"}, {\"action\": \"register\", \"toolset\", \"proof\"}, {\"action\": \"show\", \"toolset_id\", \"proof\"} or {\"action\": \"credentials.set\" (list, revoke, allow), \"credentials\", \"proof\"}"})
+		return nil, edge(&Error{Code: publishapi.CodeInvalid, Message: "a direct invocation is {\"action\": \"publish\", \"file\", \"source\", \"proof\"}, {\"action\": \"register\", \"toolset\", \"proof\"}, {\"action\": \"show\" or \"shapes\", \"toolset_id\", \"proof\"} or {\"action\": \"credentials.set\" (list, revoke, allow), \"credentials\", \"proof\"}"})
 	}
 	var res any
 	var err error
@@ -80,6 +81,8 @@ func (h *Handler) Handle(ctx context.Context, payload json.RawMessage) (json.Raw
 		res, err = h.service.Register(ctx, RegisterRequest{Toolset: []byte(req.Toolset), Proof: req.Proof})
 	case "show":
 		res, err = h.service.ShowToolset(ctx, ShowRequest{ID: req.ToolsetID, Proof: req.Proof})
+	case publishapi.ActionShapes:
+		res, err = h.service.ShowShapes(ctx, ShowRequest{ID: req.ToolsetID, Proof: req.Proof})
 	default:
 		res, err = h.service.Publish(ctx, Request{File: req.File, Source: []byte(req.Source), Proof: req.Proof})
 	}
@@ -164,6 +167,13 @@ func (h *Handler) allowCredentials(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) show(w http.ResponseWriter, r *http.Request) {
 	id := strings.TrimPrefix(r.URL.EscapedPath(), "/toolsets/")
 	res, err := h.service.ShowToolset(r.Context(), ShowRequest{ID: id, Proof: r.Header.Get(publishapi.ProofHeader)})
+	respond(w, res, err)
+}
+
+// shapes serves GET /shapes/{id}.
+func (h *Handler) shapes(w http.ResponseWriter, r *http.Request) {
+	id := strings.TrimPrefix(r.URL.EscapedPath(), "/shapes/")
+	res, err := h.service.ShowShapes(r.Context(), ShowRequest{ID: id, Proof: r.Header.Get(publishapi.ProofHeader)})
 	respond(w, res, err)
 }
 

@@ -68,6 +68,9 @@ type Service struct {
 	// Credentials stores and manages the credentials of toolsets' targets
 	// (credentials.go); the zero value stores none.
 	Credentials Credentials
+	// Shapes reads the shapes a toolset's tools learned (ShowShapes); nil:
+	// every read answers no shapes.
+	Shapes ShapeLister
 }
 
 // Request is one publish.

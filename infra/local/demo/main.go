@@ -275,6 +275,9 @@ func run(ctx context.Context) error {
 	if err := mcpTools(ctx, st, sf); err != nil {
 		return err
 	}
+	if err := observedShapes(ctx, st, sf); err != nil {
+		return err
+	}
 	if err := forEach(ctx, st, sf); err != nil {
 		return err
 	}

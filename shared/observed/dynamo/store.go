@@ -25,6 +25,7 @@ const Retention = 365 * 24 * time.Hour
 type DB interface {
 	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
 	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 }
 
 // Store reads and updates shape items in one table.
@@ -48,11 +49,12 @@ func (s *Store) WithClock(now func() time.Time) *Store {
 	return &c
 }
 
-// key is the item key of id.
+// key is the item key of id: the partition of its tool, source and
+// output schema digest, the sort key of its host.
 func key(id observed.Identity) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{
-		table.PK: &types.AttributeValueMemberS{Value: table.Shape.Key(id.Key())},
-		table.SK: &types.AttributeValueMemberS{Value: table.Shape.SKValue},
+		table.PK: &types.AttributeValueMemberS{Value: table.Shape.Key(id.PartitionKey())},
+		table.SK: &types.AttributeValueMemberS{Value: table.ShapeSK(id.Host)},
 	}
 }
 
@@ -150,4 +152,86 @@ func (s *Store) Put(ctx context.Context, id observed.Identity, shape *observed.S
 		return false, fmt.Errorf("write shape: %w", err)
 	}
 	return true, nil
+}
+
+// MaxListed bounds the shape items List reads of one partition
+// (observed.MaxFileHosts, the most a shapes file holds per tool).
+const MaxListed = observed.MaxFileHosts
+
+// Listed is one shape item List read.
+type Listed struct {
+	// Host is the host the shape was learned from; "" for a whole
+	// result's shape.
+	Host string
+	// LearnedFrom is the item's learned_from (at least 1).
+	LearnedFrom int64
+	// Shape is the item's shape.
+	Shape *observed.Shape
+}
+
+// List reads every shape learned under id's partition (id.Host is not
+// looked at): the whole result's, or one per host for structured-data-
+// fetch and http, in sort key order (hosts in byte order). It Queries the
+// partition, projecting table.ShapeListed, in pages, at most MaxListed
+// items; an item that does not read (no shape, a shape Unmarshal refuses,
+// no positive learned_from, a sort key that is no shape's) is skipped and
+// counted in skipped. A failed request is its error, naming no item.
+func (s *Store) List(ctx context.Context, id observed.Identity) (shapes []Listed, skipped int, err error) {
+	names := map[string]string{"#pk": table.PK}
+	proj := ""
+	for i, n := range table.ShapeListed {
+		ph := "#a" + strconv.Itoa(i)
+		names[ph] = n
+		if proj != "" {
+			proj += ", "
+		}
+		proj += ph
+	}
+	in := &dynamodb.QueryInput{
+		TableName: aws.String(s.table), KeyConditionExpression: aws.String("#pk = :pk"),
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: table.Shape.Key(id.PartitionKey())}},
+		ProjectionExpression:      aws.String(proj), ConsistentRead: aws.Bool(true),
+	}
+	for {
+		in.Limit = aws.Int32(int32(MaxListed - len(shapes) - skipped))
+		out, err := s.db.Query(ctx, in)
+		if err != nil {
+			return nil, 0, fmt.Errorf("list shapes: %w", err)
+		}
+		for _, it := range out.Items {
+			if l, ok := listed(it); ok {
+				shapes = append(shapes, l)
+			} else {
+				skipped++
+			}
+		}
+		if len(out.LastEvaluatedKey) == 0 || len(shapes)+skipped >= MaxListed {
+			return shapes, skipped, nil
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+}
+
+// listed reads one item of a List.
+func listed(it map[string]types.AttributeValue) (Listed, bool) {
+	sk, ok1 := it[table.SK].(*types.AttributeValueMemberS)
+	body, ok2 := it["shape"].(*types.AttributeValueMemberS)
+	n, ok3 := it["learned_from"].(*types.AttributeValueMemberN)
+	if !ok1 || !ok2 || !ok3 {
+		return Listed{}, false
+	}
+	host, ok := table.ShapeHost(sk.Value)
+	if !ok || (host != "" && !observed.HostPattern.MatchString(host)) {
+		return Listed{}, false
+	}
+	count, err := strconv.ParseInt(n.Value, 10, 64)
+	if err != nil || count < 1 {
+		return Listed{}, false
+	}
+	shape, err := observed.Unmarshal([]byte(body.Value))
+	if err != nil {
+		return Listed{}, false
+	}
+	return Listed{Host: host, LearnedFrom: count, Shape: shape}, true
 }

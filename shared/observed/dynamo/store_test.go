@@ -63,8 +63,8 @@ func TestAShapeIsUpdatedOnlyFromTheVersionRead(t *testing.T) {
 		t.Fatalf("a stale update: %v %v", ok, err)
 	}
 	item, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(name), ConsistentRead: aws.Bool(true),
-		Key: map[string]types.AttributeValue{table.PK: &types.AttributeValueMemberS{Value: table.Shape.Key(id.Key())},
-			table.SK: &types.AttributeValueMemberS{Value: table.ShapeSK}}})
+		Key: map[string]types.AttributeValue{table.PK: &types.AttributeValueMemberS{Value: table.Shape.Key(id.PartitionKey())},
+			table.SK: &types.AttributeValueMemberS{Value: table.ShapeSK(id.Host)}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestABadShapeItemIsRefused(t *testing.T) {
 	_, db, name := localtest.SharedTable(t, "shapes-bad")
 	id := observed.Identity{Tool: "p-echo", Source: "platform:x"}
 	_, err := db.PutItem(t.Context(), &dynamodb.PutItemInput{TableName: aws.String(name), Item: map[string]types.AttributeValue{
-		table.PK: &types.AttributeValueMemberS{Value: table.Shape.Key(id.Key())}, table.SK: &types.AttributeValueMemberS{Value: table.ShapeSK},
+		table.PK: &types.AttributeValueMemberS{Value: table.Shape.Key(id.PartitionKey())}, table.SK: &types.AttributeValueMemberS{Value: table.ShapeSK(id.Host)},
 		"shape": &types.AttributeValueMemberS{Value: `{"t":["string"],"enum":["x"]}`}, "version": &types.AttributeValueMemberN{Value: "1"},
 	}})
 	if err != nil {
@@ -112,4 +112,53 @@ func mustMarshal(t *testing.T, s *observed.Shape) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// One Query of a tool's partition lists every host it learned from, and
+// nothing of another tool or another output schema; an item that does
+// not read is skipped.
+func TestListReadsEveryHostOfOneToolsPartition(t *testing.T) {
+	_, db, name := localtest.SharedTable(t, "shapes")
+	s := dynamo.New(db, name)
+	ctx := t.Context()
+	base := observed.Identity{Tool: "structured-data-fetch", Source: observed.SourceCatalog, OutputSchemaDigest: "sha256:00"}
+	for i, host := range []string{"b.example", "a.example:8443", "c.example"} {
+		id := base
+		id.Host = host
+		if ok, err := s.Put(ctx, id, observe(t, `{"n":1}`), 0, int64(i+1)); !ok || err != nil {
+			t.Fatalf("put %s: %v %v", host, ok, err)
+		}
+	}
+	other := base
+	other.OutputSchemaDigest, other.Host = "sha256:01", "a.example"
+	if ok, err := s.Put(ctx, other, observe(t, `[1]`), 0, 1); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	bad := base
+	bad.Host = "d.example"
+	if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(name), Item: map[string]types.AttributeValue{
+		table.PK: &types.AttributeValueMemberS{Value: table.Shape.Key(bad.PartitionKey())}, table.SK: &types.AttributeValueMemberS{Value: table.ShapeSK(bad.Host)},
+		"shape": &types.AttributeValueMemberS{Value: `{"t":["string"],"x":"secret"}`}, "learned_from": &types.AttributeValueMemberN{Value: "1"},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	got, skipped, err := s.List(ctx, base)
+	if err != nil || skipped != 1 || len(got) != 3 {
+		t.Fatalf("list: %d shapes, %d skipped, %v", len(got), skipped, err)
+	}
+	for i, want := range []struct {
+		host string
+		n    int64
+	}{{"a.example:8443", 2}, {"b.example", 1}, {"c.example", 3}} {
+		if got[i].Host != want.host || got[i].LearnedFrom != want.n || mustMarshal(t, got[i].Shape) != `{"t":["object"],"m":{"n":{"t":["integer"]}}}` {
+			t.Errorf("%d: %+v", i, got[i])
+		}
+	}
+	whole := observed.Identity{Tool: "crm.lookup", Source: "mcp:https://crm.example#lookup"}
+	if ok, err := s.Put(ctx, whole, observe(t, `{"id":1}`), 0, 5); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if got, _, err := s.List(ctx, whole); err != nil || len(got) != 1 || got[0].Host != "" || got[0].LearnedFrom != 5 {
+		t.Fatalf("whole result: %+v %v", got, err)
+	}
 }
