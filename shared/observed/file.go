@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"regexp"
 
-	"github.com/gowebpki/jcs"
+	"github.com/toolgate/toolgate/shared/tool"
 )
 
 // Bounds of a shapes file (docs/declarations.md, "Reading them").
@@ -266,15 +266,17 @@ func ParseFile(data []byte) (*File, error) {
 	// What was decoded must be all the document says: Go's decoder
 	// matches member names in any letter case and keeps the last of
 	// duplicates.
-	shown, err := jcs.Transform(data)
+	// Compared through the contract's one RFC 8785 digest (tool.InputDigest).
+	_, shown, err := tool.InputDigest(data)
 	if err != nil {
 		return nil, errors.New("shapes file: not canonicalizable JSON (RFC 8785)")
 	}
 	again, err := f.MarshalJSON()
+	var digest string
 	if err == nil {
-		again, err = jcs.Transform(again)
+		_, digest, err = tool.InputDigest(again)
 	}
-	if err != nil || !bytes.Equal(shown, again) {
+	if err != nil || shown != digest {
 		return nil, errors.New("shapes file: members that are not the file's, in their exact names, once each")
 	}
 	return f, nil

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gowebpki/jcs"
+	"github.com/toolgate/toolgate/shared/tool"
 )
 
 // Sources of a tool (Identity.Source): what the tool is besides its name,
@@ -86,10 +86,10 @@ func SchemaDigest(schema json.RawMessage) (string, error) {
 	if len(schema) == 0 || string(schema) == "null" {
 		return "", nil
 	}
-	canon, err := jcs.Transform(schema)
+	// The one RFC 8785 digest of the contract (tool.InputDigest).
+	_, digest, err := tool.InputDigest(schema)
 	if err != nil {
 		return "", fmt.Errorf("output schema digest: %w", err)
 	}
-	sum := sha256.Sum256(canon)
-	return "sha256:" + hex.EncodeToString(sum[:]), nil
+	return digest, nil
 }
