@@ -8,9 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/toolgate/toolgate/infra/local"
@@ -25,10 +22,10 @@ import (
 // (its lock pins {}): mcp-call learns the shape of its results.
 const smsTool = "crm.send_sms"
 
-// smsSolution sends one SMS over MCP, on the mcp-demo toolset (TOOLSET).
+// smsSolution sends one SMS over MCP, on the mcp-demo toolset (DEMO_TOOLSET_ID).
 const smsSolution = `solution: demo-sms
 version: 1
-toolset: TOOLSET
+toolset: DEMO_TOOLSET_ID
 steps:
   - id: sms
     tool: crm.send_sms
@@ -60,7 +57,7 @@ func observedShapes(ctx context.Context, st *stack.Stack, sf *sfn.Client) error 
 	}
 	step("observed shapes: a run calls %s, which declares no output schema, and mcp-call learns its result's shape", smsTool)
 	solution := filepath.Join(dir, "demo-sms.yaml")
-	if err := os.WriteFile(solution, []byte(strings.ReplaceAll(smsSolution, "TOOLSET", ts.ID)), 0o644); err != nil {
+	if err := os.WriteFile(solution, []byte(strings.ReplaceAll(smsSolution, "DEMO_TOOLSET_ID", ts.ID)), 0o644); err != nil {
 		return err
 	}
 	if _, err := toolgate("publish", solution, "--toolsets", dir, "--endpoint", st.Endpoints["publish"], "--as", publisher); err != nil {
@@ -75,9 +72,7 @@ func observedShapes(ctx context.Context, st *stack.Stack, sf *sfn.Client) error 
 	if !learns {
 		return fmt.Errorf("%s learns no shape", smsTool)
 	}
-	db := dynamodb.New(dynamodb.Options{Region: local.Region, BaseEndpoint: aws.String(st.Dynamo.Endpoint()),
-		Credentials: credentials.NewStaticCredentialsProvider(local.FakeAccessKeyID, local.FakeSecretAccessKey, "")})
-	store := observeddynamo.New(db, stack.Table)
+	store := observeddynamo.New(local.DynamoDB(st.Dynamo.Endpoint()), stack.Table)
 	// Learning is bounded by dispatch.LearnTimeout (50 ms) and drops an
 	// update it cannot make in time, to learn it at the next call: a
 	// cold local stack may need a second run.
