@@ -2,17 +2,14 @@ package publish
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
 	"maps"
 
-	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/observed"
 	shapedynamo "github.com/toolgate/toolgate/shared/observed/dynamo"
 	"github.com/toolgate/toolgate/shared/publishapi"
-	"github.com/toolgate/toolgate/shared/tool"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -32,22 +29,9 @@ type ShapeLister interface {
 // only. A failed read is publishapi.CodeUnavailable; a file over
 // observed.MaxFileBytes publishapi.CodeRefused.
 func (s *Service) ShowShapes(ctx context.Context, req ShowRequest) (*publishapi.ShapesResult, error) {
-	if !tool.ToolsetIDPattern.MatchString(req.ID) {
-		return nil, &Error{Code: publishapi.CodeInvalid, Message: fmt.Sprintf("%.40q is not a toolset id (%s)", req.ID, tool.ToolsetIDPattern)}
-	}
-	who, err := s.verify(ctx, req.Proof, publishapi.ShapesBinding(req.ID))
+	who, ts, err := s.shown(ctx, req, publishapi.ShapesBinding(req.ID))
 	if err != nil {
 		return nil, err
-	}
-	ts, err := s.Store.Toolset(ctx, req.ID)
-	var refusal *toolset.Refusal
-	switch {
-	case errors.Is(err, ledger.ErrNotFound):
-		return nil, &Error{Code: publishapi.CodeNotFound, Message: fmt.Sprintf("toolset %s is not registered in stage %s", req.ID, s.Stage)}
-	case errors.As(err, &refusal):
-		return nil, &Error{Code: publishapi.CodeRefused, Message: err.Error()}
-	case err != nil:
-		return nil, &Error{Code: publishapi.CodeUnavailable, Message: "the toolset could not be read", Err: err}
 	}
 	file, skipped, err := ReadShapes(ctx, s.Shapes, ts)
 	if err != nil {
