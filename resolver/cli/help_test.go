@@ -173,7 +173,7 @@ func TestEveryUsageLineNamesItsFlags(t *testing.T) {
 // others neither show it nor accept it.
 func TestToolsetsIsAFlagOfTheCommandsThatReadLocks(t *testing.T) {
 	t.Parallel()
-	readers := map[string]bool{"check": true, "compile": true, "publish": true, "toolset": true, "toolset register": true, "toolset show": true, "toolset diff": true, "toolset lock": true, "graph": true, "declarations": true,
+	readers := map[string]bool{"check": true, "compile": true, "publish": true, "toolset": true, "toolset register": true, "toolset show": true, "toolset diff": true, "toolset lock": true, "graph": true, "declarations": true, "shapes": true,
 		"fork": true, "parked fork": true}
 	for _, path := range commandPaths(t) {
 		name := strings.Join(path, " ")
