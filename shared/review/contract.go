@@ -422,6 +422,54 @@ type View struct {
 	Answer         json.RawMessage `json:"answer,omitempty"`
 	Edits          json.RawMessage `json:"edits,omitempty"`
 	ApprovedDigest string          `json:"approved_digest,omitempty"`
+	// What the review console shows of the call (show only;
+	// docs/reviews.md, "The review console"). Solution and
+	// SolutionVersion name the run's Solution when its records say
+	// (absent when they do not).
+	Solution        string `json:"solution,omitempty"`
+	SolutionVersion string `json:"solution_version,omitempty"`
+	// InputSchema is the reviewed tool's input schema as its registered
+	// toolset pins it (absent for a review that shows values, or when the
+	// toolset is not registered).
+	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+	// Email is, for a review of a send-email call, its sender and
+	// recipients with the verdict of the allow-list the send-email tool
+	// is configured with (absent for any other tool).
+	Email *EmailView `json:"email,omitempty"`
+	// RunCalls are the review's run's ledger rows as metadata only
+	// (never an input or a result), in call order.
+	RunCalls []RunCall `json:"run_calls,omitempty"`
+}
+
+// EmailView is the envelope of a send-email call under review: the
+// sender the tool sends as (its configuration, never the input) and the
+// input's recipients, each with the allow-list verdict the send-email
+// tool would give (shared/recipient List.Decide).
+type EmailView struct {
+	From AddressVerdict   `json:"from"`
+	To   []AddressVerdict `json:"to"`
+	Cc   []AddressVerdict `json:"cc,omitempty"`
+	Bcc  []AddressVerdict `json:"bcc,omitempty"`
+}
+
+// AddressVerdict is one address and its verdict: "allow", "refuse" or
+// "invalid" (recipient.Verdict), and the rule behind it
+// (recipient.Decision.Rule; never an allow-list entry).
+type AddressVerdict struct {
+	Address string `json:"address"`
+	Verdict string `json:"verdict"`
+	Rule    string `json:"rule,omitempty"`
+}
+
+// RunCall is one ledger row of a review's run as the review console
+// shows it: metadata only.
+type RunCall struct {
+	Seq    string `json:"seq"`
+	Step   string `json:"step"`
+	Tool   string `json:"tool"`
+	Status string `json:"status"`
+	// At is the row's start, RFC 3339 UTC.
+	At string `json:"at"`
 }
 
 // NewView is r as a reviewer is shown it at now: full adds the inputs, the
