@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -142,14 +141,9 @@ no publish function named.`,
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			ts, err := r.read(ctx, args[0])
-			var bad *misuseError
-			switch {
-			case errors.As(err, &bad):
-				return exit(misuse(cmd, "%v", err))
-			case err != nil:
-				fmt.Fprintf(cmd.ErrOrStderr(), "toolgate shapes: %v\n", err)
-				return exit(ExitErrors)
+			ts, code := r.readFor(ctx, cmd, "toolgate shapes", args[0])
+			if ts == nil {
+				return exit(code)
 			}
 			if len(args) == 2 {
 				if _, ok := ts.Tools[args[1]]; !ok {

@@ -58,6 +58,22 @@ type toolsetReader struct {
 // function was asked, that is not registered.
 var errNoToolset = errors.New("not found")
 
+// readFor is read for the command cmd, named name in its messages: the
+// toolset, or nil and the exit code, having printed why (a misuse, exit
+// 2, for a malformed id; exit 1 when it cannot be read).
+func (r *toolsetReader) readFor(ctx context.Context, cmd *cobra.Command, name, id string) (*toolset.Toolset, int) {
+	ts, err := r.read(ctx, id)
+	var bad *misuseError
+	switch {
+	case errors.As(err, &bad):
+		return nil, misuse(cmd, "%v", err)
+	case err != nil:
+		fmt.Fprintf(cmd.ErrOrStderr(), "%s: %v\n", name, err)
+		return nil, ExitErrors
+	}
+	return ts, ExitOK
+}
+
 // read returns toolset id. A malformed id is a *misuseError; an id found
 // nowhere an error wrapping errNoToolset.
 func (r *toolsetReader) read(ctx context.Context, id string) (*toolset.Toolset, error) {
@@ -191,16 +207,12 @@ registered (or the function refuses the read); 2 for a malformed id.`,
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			ts, err := r.read(ctx, args[0])
-			var bad *misuseError
-			switch {
-			case errors.As(err, &bad):
-				return exit(misuse(cmd, "%v", err))
-			case err != nil:
-				fmt.Fprintf(cmd.ErrOrStderr(), "toolgate toolset show: %v\n", err)
-				return exit(ExitErrors)
+			ts, code := r.readFor(ctx, cmd, "toolgate toolset show", args[0])
+			if ts == nil {
+				return exit(code)
 			}
 			if withShapes {
+				var err error
 				if ts.Observed, err = r.readShapes(ctx, ts); err != nil {
 					fmt.Fprintf(cmd.ErrOrStderr(), "toolgate toolset show: %v\n", err)
 					return exit(ExitErrors)
