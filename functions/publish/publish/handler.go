@@ -117,7 +117,7 @@ func (h *Handler) serveURL(ctx context.Context, payload json.RawMessage) (json.R
 
 // noRoute refuses any other request.
 func noRoute(w http.ResponseWriter, _ *http.Request) {
-	respond(w, nil, &Error{Code: publishapi.CodeInvalid, Message: "no route: use POST /solutions, POST /toolsets, GET /toolsets/{id}, POST /credentials, GET /credentials/{name}, POST /credentials/revoke or POST /credentials/allow"})
+	respond(w, nil, &Error{Code: publishapi.CodeInvalid, Message: "no route: use POST /solutions, POST /toolsets, GET /toolsets/{id}, GET /shapes/{id}, POST /credentials, GET /credentials/{name}, POST /credentials/revoke or POST /credentials/allow"})
 }
 
 // credentialBody decodes a credentials route's body.

@@ -36,8 +36,8 @@ func urlEvent(method, rawPath string, headers map[string]string, body string, b6
 
 // Every route and every refusal of the publish function's Function URL
 // answers with the status, headers and body in
-// testdata/url_responses.golden: POST /solutions, POST /toolsets and GET
-// /toolsets/{id} (trailing slashes, the caller proof header in any letter
+// testdata/url_responses.golden: POST /solutions, POST /toolsets GET
+// /toolsets/{id} and GET /shapes/{id} (trailing slashes, the caller proof header in any letter
 // case, bodies plain and base64-encoded), and each refusal (no route, a
 // body that is not base64 or not the route's JSON, an event that is not a
 // Function URL request).
@@ -69,6 +69,10 @@ func TestURLResponses(t *testing.T) {
 		{Name: "show, trailing slash", Ev: urlEvent("GET", "/toolsets/ts-1/", proof, "", false)},
 		{Name: "show, nested", Ev: urlEvent("GET", "/toolsets/ts-1/more", proof, "", false)},
 		{Name: "show, lower-case method", Ev: urlEvent("get", "/toolsets/ts-1", proof, "", false)},
+		{Name: "shapes", Ev: urlEvent("GET", "/shapes/ts_0123456789abcdef0123456789abcdef", proof, "", false)},
+		{Name: "shapes, trailing slash", Ev: urlEvent("GET", "/shapes/ts_0123456789abcdef0123456789abcdef/", proof, "", false)},
+		{Name: "shapes, no proof", Ev: urlEvent("GET", "/shapes/ts_0123456789abcdef0123456789abcdef", nil, "", false)},
+		{Name: "refused: POST shapes", Ev: urlEvent("POST", "/shapes/ts-1", proof, "", false)},
 		{Name: "GET the solutions", Ev: urlEvent("GET", "/solutions", proof, "", false)},
 		{Name: "PUT a toolset", Ev: urlEvent("PUT", "/toolsets/ts-1", proof, "", false)},
 		{Name: "GET the toolsets", Ev: urlEvent("GET", "/toolsets", proof, "", false)},
