@@ -33,7 +33,7 @@ type EmailConfig struct {
 
 // RunRowsReader reads a run's ledger rows with the read projection, never
 // an input or a result (ledger.Store.RunRows: one Query of the run's
-// partition, table.ReadAttributes).
+// partition, table.RunRowAttributes).
 type RunRowsReader interface {
 	RunRows(ctx context.Context, runID string) ([]ledger.Row, error)
 }
