@@ -146,12 +146,12 @@ func TestEmailConfigurationIsCheckedAtColdStart(t *testing.T) {
 }
 
 // putCall records a COMPLETED call of run at seq whose recorded result
-// holds showCanary.
-func putCall(t *testing.T, l *ledger.Store, run, seq, step, toolName string, at time.Time) {
+// holds showCanary, its input digest sha256 of 32 octets b.
+func putCall(t *testing.T, l *ledger.Store, run, seq, step, toolName, b string, at time.Time) {
 	t.Helper()
 	key := run + "/" + seq
 	r := &ledger.Record{Key: key, RunID: run, Seq: tool.Seq(seq), Step: step, Tool: toolName, ToolsetID: "ts_f7826302d51ea15dba1ab8b9cf962a58",
-		InputDigest: "sha256:" + strings.Repeat("ab", 32), LeaseUntil: at.Add(time.Minute), ExternalKey: "AAAAAAAAAAAAAAAAAAAAAA/" + seq}
+		InputDigest: "sha256:" + strings.Repeat(b, 32), LeaseUntil: at.Add(time.Minute), ExternalKey: "AAAAAAAAAAAAAAAAAAAAAA/" + seq}
 	if claimed, _, err := l.Claim(t.Context(), r); err != nil || !claimed {
 		t.Fatalf("claim %s: %v, %v", key, claimed, err)
 	}
@@ -173,10 +173,10 @@ func TestShowListsOnlyTheReviewsOwnRunCalls(t *testing.T) {
 	other := "arn:aws:states:us-east-1:123456789012:execution:toolgate-test_newsletter:" + review.NewID()
 	l := ledger.New(s.db, s.table)
 	at := time.Date(2026, 3, 1, 9, 30, 0, 0, time.UTC)
-	putCall(t, l, own, "1", "fetch", "structured-data-fetch", at)
-	putCall(t, l, own, "2", "draft", "structured-data-fetch", at.Add(time.Second))
-	putCall(t, l, other, "1", "leak", "send-email", at)
-	putCall(t, l, other, "3", "leak", "send-email", at)
+	putCall(t, l, own, "1", "fetch", "structured-data-fetch", "ab", at)
+	putCall(t, l, own, "2", "draft", "structured-data-fetch", "ab", at.Add(time.Second))
+	putCall(t, l, other, "1", "leak", "send-email", "cd", at)
+	putCall(t, l, other, "3", "leak", "send-email", "cd", at)
 	// A refusal's row item of the other run, and a review of it whose
 	// input holds the canary.
 	if err := l.PutRow(t.Context(), &ledger.Row{RunID: other, Seq: "4", Step: "leak", Tool: "send-email", Status: ledger.StatusRefused, StartedAt: at, EndedAt: at}); err != nil {
@@ -210,7 +210,7 @@ func TestShowListsOnlyTheReviewsOwnRunCalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(answer), showCanary) || strings.Contains(string(answer), "leak") {
+	if strings.Contains(string(answer), showCanary) || strings.Contains(string(answer), "leak") || strings.Contains(string(answer), strings.Repeat("cd", 32)) {
 		t.Fatalf("the show answer holds another run's or a result's value: %s", answer)
 	}
 	if strings.Contains(logs.String(), showCanary) {
@@ -264,7 +264,7 @@ func TestURLShowCarriesTheConsoleMembers(t *testing.T) {
 	s := newStack(t)
 	s.withShow(t, emailEnv, nil)
 	run := "arn:aws:states:us-east-1:123456789012:execution:toolgate-test_newsletter:" + review.NewID()
-	putCall(t, ledger.New(s.db, s.table), run, "1", "fetch", "structured-data-fetch", time.Now())
+	putCall(t, ledger.New(s.db, s.table), run, "1", "fetch", "structured-data-fetch", "ab", time.Now())
 	r := s.pending(t, func(p *review.Params) { p.RunID = run })
 	proof := s.callers.Proof(t, "alice", caller.Binding{Action: caller.ActionShow, Target: r.ID})
 	ev, err := json.Marshal(urlRequest("GET", "/reviews/"+r.ID, "", map[string]string{"x-toolgate-caller-proof": proof}, "", false))
