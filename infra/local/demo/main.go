@@ -215,7 +215,7 @@ func run(ctx context.Context) error {
 	}
 	// The same review in the browser (docs/reviews.md, "The review
 	// console"): printed for the reader to run, not run here.
-	fmt.Printf("  to review it in the browser: toolgate review console --endpoint %s --as %s\n", decision, reviewer)
+	fmt.Printf("  to review it in the browser: %s\n", consoleCommand(decision))
 
 	step("four eyes: the run's starter cannot approve its own review")
 	if _, err := toolgate("review", "approve", id, "--endpoint", decision, "--as", author); err == nil {
@@ -908,4 +908,12 @@ func follow(ctx context.Context, sf *sfn.Client, arn string, limit time.Duration
 	}
 	fmt.Printf("  %s\n", outcome.Status)
 	return outcome, nil
+}
+
+// consoleCommand is the one line a reviewer runs to read and decide the
+// demo's reviews in the browser (docs/reviews.md, "The review console"):
+// toolgate review console on the local review-decision endpoint, as the
+// demo's reviewer.
+func consoleCommand(endpoint string) string {
+	return "toolgate review console --endpoint " + endpoint + " --as " + reviewer
 }

@@ -54,6 +54,7 @@ type Refusal struct {
 	Message string
 }
 
+// Error is "CODE: message".
 func (r *Refusal) Error() string { return r.Code + ": " + r.Message }
 
 // CookieName is the console's session cookie.
