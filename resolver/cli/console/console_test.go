@@ -490,3 +490,30 @@ func TestNoSessionSecretOrCredentialInAnyResponse(t *testing.T) {
 func decodeB64(s string) ([]byte, error) { return base64RawURL.DecodeString(s) }
 
 var base64RawURL = base64.RawURLEncoding
+
+// An edit field holds the member's own text, so that approving without
+// touching it edits nothing, even for a member with invisible characters
+// or line breaks a textarea submits as CRLF.
+func TestUnchangedEditFieldsEditNothing(t *testing.T) {
+	b := newBackend(t)
+	b.view.Editable = []string{"subject", "text"}
+	var in map[string]any
+	json.Unmarshal(b.view.Input, &in)
+	in["text"] = strings.Repeat("line\n", 30)
+	b.view.Input, _ = json.Marshal(in)
+	_, b.view.InputDigest, _ = tool.InputDigest(b.view.Input)
+	s, _ := newServer(t, b, 12)
+	cookie := open(t, s)
+	page := serve(s, sameOrigin(http.MethodGet, "/reviews/rv_1", nil, cookie)).Body.String()
+	if !strings.Contains(page, "value=\"Your invoice\u202e\"") {
+		t.Fatalf("the subject's edit field does not hold its own text")
+	}
+	form := url.Values{"csrf": {csrfField.FindStringSubmatch(page)[1]}, "digest": {b.view.InputDigest}, "decision": {"approve"},
+		"edit.subject": {"Your invoice\u202e"}, "edit.text": {strings.ReplaceAll(in["text"].(string), "\n", "\r\n")}}
+	if w := serve(s, sameOrigin(http.MethodPost, "/reviews/rv_1/decide", form, cookie)); w.Code != http.StatusSeeOther {
+		t.Fatalf("approve: %d %s", w.Code, w.Body)
+	}
+	if len(b.decided) != 1 || b.decided[0].Edits != nil {
+		t.Fatalf("Decide got edits %s; want none", b.decided[0].Edits)
+	}
+}
