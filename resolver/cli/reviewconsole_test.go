@@ -2,17 +2,22 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"maps"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/resolver/cli/console"
+	"github.com/toolgate/toolgate/shared/deployment"
+	"github.com/toolgate/toolgate/shared/review"
 )
 
 // A console command line the CLI cannot serve is refused with exit 2
@@ -134,6 +139,94 @@ func TestReviewConsoleLocalApprovesFromThePage(t *testing.T) {
 	}
 	if strings.Contains(errb.String(), cookie) || strings.Contains(errb.String(), strings.TrimPrefix(link, origin+"/open?c=")) {
 		t.Fatalf("the console's log holds the cookie or the capability: %s", errb.String())
+	}
+	close(stop)
+	if code := <-exited; code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+}
+
+// --stage S reads review-decision's Function URL from SSM (the SSM
+// stand-in) and the console's requests go to it, SigV4-signed with a
+// caller proof; a stage without the parameter stops it with exit 1
+// naming the parameter.
+func TestReviewConsoleStageReadsTheFunctionURLFromSSM(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var seen []*http.Request
+	fn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Clone(context.Background()))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		io.WriteString(w, `{"error":{"code":"REVIEW_FORBIDDEN","message":"not a reviewer"}}`)
+	}))
+	t.Cleanup(fn.Close)
+	ssmd, err := local.StartSSM(map[string]string{deployment.ReviewDecisionURLParam("dev"): fn.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ssmd.Close() })
+	vars := localAWS().with(map[string]string{"AWS_ENDPOINT_URL": ssmd.Endpoint()})
+
+	if code, _, errs := vars.run("review", "console", "--no-open", "--stage", "nope"); code != ExitErrors || !strings.Contains(errs, deployment.ReviewDecisionURLParam("nope")) {
+		t.Fatalf("a stage without the parameter: exit %d %q", code, errs)
+	}
+
+	pr, pw := io.Pipe()
+	stop := make(chan struct{})
+	exited := make(chan int, 1)
+	var errb strings.Builder
+	go func() {
+		exited <- RunWith([]string{"review", "console", "--no-open", "--stage", "dev"},
+			Env{Getenv: func(k string) string { return vars[k] }, LoadAWSConfig: local.AWSConfigLoader(vars), Stdout: pw, Stderr: &errb, consoleStop: stop})
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	m := consoleLine.FindStringSubmatch(line)
+	if err != nil || m == nil {
+		t.Fatalf("stdout %q, %v", line, err)
+	}
+	go io.Copy(io.Discard, pr)
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }, Timeout: time.Minute}
+	get := func(target, cookie string) (*http.Response, string) {
+		req, _ := http.NewRequest(http.MethodGet, target, nil)
+		req.Header.Set("Sec-Fetch-Site", "none")
+		req.Header.Set("Sec-Fetch-Mode", "navigate")
+		req.Header.Set("Sec-Fetch-Dest", "document")
+		if cookie != "" {
+			req.AddCookie(&http.Cookie{Name: console.CookieName, Value: cookie})
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	resp, _ := get(strings.TrimPrefix(strings.TrimSuffix(line, "\n"), "review console: "), "")
+	if resp.StatusCode != http.StatusSeeOther || len(resp.Cookies()) != 1 {
+		t.Fatalf("open: %d", resp.StatusCode)
+	}
+	resp, body := get(m[1]+"/", resp.Cookies()[0].Value)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "you are not a reviewer") {
+		t.Fatalf("list: %d %s", resp.StatusCode, body)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) == 0 {
+		t.Fatal("the console called no Function URL")
+	}
+	for _, r := range seen {
+		if !strings.HasPrefix(r.URL.Path, "/reviews") && !strings.HasPrefix(r.URL.Path, "/parks") ||
+			!strings.HasPrefix(r.Header.Get("Authorization"), "AWS4-HMAC-SHA256 ") || r.Header.Get(review.ProofHeader) == "" {
+			t.Errorf("%s %s: want a SigV4-signed request with a caller proof (Authorization %q)", r.Method, r.URL, r.Header.Get("Authorization"))
+		}
+	}
+	if strings.Contains(body, seen[0].Header.Get(review.ProofHeader)) {
+		t.Fatal("the page holds a caller proof")
 	}
 	close(stop)
 	if code := <-exited; code != ExitOK {
