@@ -19,7 +19,8 @@ import (
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
-// MaxDecided is how many recent decisions the list shows.
+// MaxDecided is how many recent decisions the list shows: approved and
+// rejected reviews together, newest decision first.
 const MaxDecided = 20
 
 var pages = template.Must(template.New("").Funcs(template.FuncMap{
