@@ -77,7 +77,7 @@ func rewriteNode(n *html.Node) {
 			if c.DataAtom == atom.Style {
 				for t := c.FirstChild; t != nil; t = t.NextSibling {
 					if t.Type == html.TextNode {
-						t.Data = neutraliseCSS(t.Data)
+						t.Data = styleText(t.Data)
 					}
 				}
 			}
@@ -132,6 +132,14 @@ func neutraliseCSS(css string) string {
 	// Backslash escapes can rebuild any name: drop them before matching.
 	css = strings.ReplaceAll(css, "\\", "")
 	return cssURL.ReplaceAllString(css, "blocked(")
+}
+
+// styleText is a style element's text neutralised, without "<": the
+// element's text is written back raw (HTML's raw text elements), and
+// dropping the backslashes of CSS escapes could otherwise rebuild its end
+// tag ("<\/style>" becomes "</style>") and make what follows markup again.
+func styleText(css string) string {
+	return strings.ReplaceAll(neutraliseCSS(css), "<", "")
 }
 
 func attr(n *html.Node, key string) string {

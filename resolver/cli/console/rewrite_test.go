@@ -58,6 +58,10 @@ func TestRewriteEmailHTMLLeavesNothingThatLoads(t *testing.T) {
 		"svg":           {`<svg><image href="http://x/i.png"/><script>1</script></svg>`, ""},
 		"form":          {`<form action="http://x/"><button formaction="http://x/">b</button></form>`, ""},
 		"background":    {`<table background="http://x/t.png"><tr><td background="http://x/c.png">c</td></tr></table>`, ""},
+		// Dropping the backslashes of CSS escapes must not rebuild the
+		// style element's end tag: the rest would be markup again.
+		"style end tag from an escape":          {`<style><\/style><img src="http://127.0.0.1:9/x"><script>1</script></style>`, ""},
+		"style end tag from an escape in table": {`<table><style>p{}<\/STYLE ><img src=http://127.0.0.1:9/y></style></table>`, ""},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -81,6 +85,7 @@ func FuzzRewriteEmailHTML(f *testing.F) {
 		`<noscript><img src=x></noscript><template><img src=y></template>`,
 		`<a href="javascript:alert(1)" onclick="x">l</a><meta http-equiv=refresh content=0>`,
 		`<table><img src=z><tr><td>x</table>`,
+		`<style><\/style><img src=x></style>`,
 	} {
 		f.Add(s)
 	}
