@@ -443,13 +443,15 @@ type View struct {
 
 // EmailView is the envelope of a send-email call under review: the
 // sender the tool sends as (its configuration, never the input) and the
-// input's recipients, each with the allow-list verdict the send-email
-// tool would give (shared/recipient List.Decide).
+// input's recipients and reply-to addresses (where the recipients'
+// answers go), each with the allow-list verdict the send-email tool would
+// give (shared/recipient List.Decide; send-email checks reply_to too).
 type EmailView struct {
-	From AddressVerdict   `json:"from"`
-	To   []AddressVerdict `json:"to"`
-	Cc   []AddressVerdict `json:"cc,omitempty"`
-	Bcc  []AddressVerdict `json:"bcc,omitempty"`
+	From    AddressVerdict   `json:"from"`
+	To      []AddressVerdict `json:"to"`
+	Cc      []AddressVerdict `json:"cc,omitempty"`
+	Bcc     []AddressVerdict `json:"bcc,omitempty"`
+	ReplyTo []AddressVerdict `json:"reply_to,omitempty"`
 }
 
 // AddressVerdict is one address and its verdict: "allow", "refuse" or

@@ -120,13 +120,14 @@ func (s *Service) runCalls(ctx context.Context, r *review.Review) ([]review.RunC
 }
 
 // view is the EmailView of a send-email input: From as configured, and
-// each of to, cc and bcc in input order with recipient.List.Decide's
+// each of to, cc, bcc and reply_to in input order with recipient.List.Decide's
 // verdict and rule. A member that is not a string is invalid; an input
 // whose recipients are not arrays gives empty lists (the pinned schema
 // refuses such an input before any review).
 func (c EmailConfig) view(input json.RawMessage) *review.EmailView {
 	var in struct {
 		To, Cc, Bcc []json.RawMessage
+		ReplyTo     []json.RawMessage `json:"reply_to"`
 	}
 	_ = json.Unmarshal(input, &in) // members that are not arrays stay empty
 	ev := &review.EmailView{From: review.AddressVerdict{Verdict: review.VerdictUnknown, Rule: ruleNoSender}}
@@ -137,7 +138,7 @@ func (c EmailConfig) view(input json.RawMessage) *review.EmailView {
 	if ev.To == nil {
 		ev.To = []review.AddressVerdict{}
 	}
-	ev.Cc, ev.Bcc = c.verdicts(in.Cc), c.verdicts(in.Bcc)
+	ev.Cc, ev.Bcc, ev.ReplyTo = c.verdicts(in.Cc), c.verdicts(in.Bcc), c.verdicts(in.ReplyTo)
 	return ev
 }
 

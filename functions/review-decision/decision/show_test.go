@@ -90,6 +90,29 @@ func TestShowOfASendEmailReviewCarriesTheVerdicts(t *testing.T) {
 	}
 }
 
+// reply_to is an address the recipient's answer goes to: a requester can
+// name one of its own there, so the show answer carries it with its
+// verdict as send-email decides it (the allow-list checks reply_to too).
+func TestShowOfASendEmailReviewCarriesTheReplyToVerdicts(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	s.withShow(t, emailEnv, nil)
+	r := s.pending(t, func(p *review.Params) {
+		p.Input = json.RawMessage(`{"to":["team@example.com"],"reply_to":["phish@other.example","ops@partner.example"],"subject":"s","text":"t"}`)
+	})
+	e := s.show(t, r.ID).Email
+	if e == nil {
+		t.Fatal("no email in the show answer")
+	}
+	want := []review.AddressVerdict{
+		{Address: "phish@other.example", Verdict: "refuse", Rule: `is not on the allow-list (default deny; "@domain" entries match that exact domain only)`},
+		{Address: "ops@partner.example", Verdict: "allow", Rule: "is allowed by a domain entry"},
+	}
+	if !reflect.DeepEqual(e.ReplyTo, want) {
+		t.Fatalf("reply_to\n got %+v\nwant %+v", e.ReplyTo, want)
+	}
+}
+
 // Without send-email's configuration a show still lists the recipients:
 // a valid one's verdict is unknown, an invalid one is invalid, and From
 // is unknown.
