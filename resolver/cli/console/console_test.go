@@ -517,3 +517,37 @@ func TestUnchangedEditFieldsEditNothing(t *testing.T) {
 		t.Fatalf("Decide got edits %s; want none", b.decided[0].Edits)
 	}
 }
+
+// Every member of the call's input reaches the page, in the e-mail and
+// HTTP views too: a requester cannot hide a reply-to address, a header
+// (an Authorization, a method override) or any member the special views
+// do not name.
+func TestEveryInputMemberIsShownInTheEmailAndHTTPViews(t *testing.T) {
+	b := newBackend(t)
+	in := json.RawMessage(`{"to":["ana@example.com"],"reply_to":["phish@evil.example"],"subject":"s","text":"t"}`)
+	_, digest, _ := tool.InputDigest(in)
+	b.view.Input, b.view.InputDigest = in, digest
+	b.view.Email.ReplyTo = []review.AddressVerdict{{Address: "phish@evil.example", Verdict: "refuse", Rule: "no rule"}}
+	s, _ := newServer(t, b, 13)
+	cookie := open(t, s)
+	page := serve(s, sameOrigin(http.MethodGet, "/reviews/rv_1", nil, cookie)).Body.String()
+	if !regexp.MustCompile(`<ul id="email-reply-to"[^>]*><li data-verdict="refuse"[^>]*>phish@evil.example<`).MatchString(page) {
+		t.Errorf("the e-mail's reply_to is not shown with its verdict:\n%s", page)
+	}
+	// Without the show answer's verdicts, the input's reply_to still shows.
+	b.view.Email = nil
+	page = serve(s, sameOrigin(http.MethodGet, "/reviews/rv_1", nil, cookie)).Body.String()
+	if !strings.Contains(page, `<li data-verdict="unknown">phish@evil.example<`) {
+		t.Errorf("the e-mail's reply_to is not shown without the show answer's verdicts")
+	}
+
+	in = json.RawMessage(`{"method":"GET","url":"https://api.example.com/x","headers":{"X-HTTP-Method-Override":"DELETE","Authorization":"Bearer planted"},"accept":"text","select":"/a"}`)
+	_, digest, _ = tool.InputDigest(in)
+	b.view.Tool, b.view.Input, b.view.InputDigest, b.view.Email = "http", in, digest, nil
+	page = serve(s, sameOrigin(http.MethodGet, "/reviews/rv_1", nil, cookie)).Body.String()
+	for _, want := range []string{`id="http-headers"`, "X-HTTP-Method-Override", "DELETE", "Authorization", "Bearer planted", `id="input-other"`, "accept", "select"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the http review page lacks %q", want)
+		}
+	}
+}

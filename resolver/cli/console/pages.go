@@ -209,14 +209,44 @@ func addressOf(a review.AddressVerdict) address {
 }
 
 type emailView struct {
-	From          *address
-	To, Cc, Bcc   []address
-	Subject, Text string
-	HasText       bool
-	HasHTML       bool
+	From                 *address
+	To, Cc, Bcc, ReplyTo []address
+	Subject, Text        string
+	HasText              bool
+	HasHTML              bool
 }
 
-type httpView struct{ Method, URL, Body string }
+type httpView struct {
+	Method, URL, Body string
+	Headers           []node
+}
+
+// shownMembers are the input members the e-mail and HTTP views show in
+// their own fields; any other member of the input is shown as a tree
+// (#input-other), so that no member of the call is hidden.
+var shownMembers = map[string][]string{
+	"email": {"to", "cc", "bcc", "reply_to", "subject", "text", "html"},
+	"http":  {"method", "url", "headers", "body"},
+}
+
+// otherMembers are input's members not in shown, as a tree with their
+// schema's descriptions; nil when none.
+func otherMembers(input map[string]json.RawMessage, schema json.RawMessage, shown []string) []node {
+	rest := map[string]json.RawMessage{}
+	for k, v := range input {
+		if !slices.Contains(shown, k) {
+			rest[k] = v
+		}
+	}
+	if len(rest) == 0 {
+		return nil
+	}
+	b, err := json.Marshal(rest)
+	if err != nil {
+		return nil
+	}
+	return tree(b, schema)
+}
 
 // node is one member of the input tree.
 type node struct {
@@ -249,7 +279,7 @@ type reviewPage struct {
 	Reviewers                                                                          []string
 	Email                                                                              *emailView
 	HTTP                                                                               *httpView
-	Tree                                                                               []node
+	Tree, Other                                                                        []node
 	Values                                                                             string
 	Ask                                                                                []field
 	Edits                                                                              []editField
@@ -295,11 +325,16 @@ func (s *Server) reviewPageOf(v review.View, form map[string][]string) reviewPag
 		p.Values = prettyJSON(v.Input)
 	case v.Email != nil || v.Tool == "send-email":
 		p.Email = emailOf(v, input)
+		p.Other = otherMembers(input, v.InputSchema, shownMembers["email"])
 	case v.Tool == "http":
 		p.HTTP = &httpView{Method: jsonText(input["method"]), URL: jsonText(input["url"]), Body: prettyJSON(input["body"])}
 		if p.HTTP.Method == "" {
 			p.HTTP.Method = "GET"
 		}
+		if h := input["headers"]; len(h) > 0 && string(h) != "null" {
+			p.HTTP.Headers = tree(h, nil)
+		}
+		p.Other = otherMembers(input, v.InputSchema, shownMembers["http"])
 	default:
 		p.Tree = tree(v.Input, v.InputSchema)
 	}
@@ -374,11 +409,11 @@ func emailOf(v review.View, input map[string]json.RawMessage) *emailView {
 			f := addressOf(v.Email.From)
 			e.From = &f
 		}
-		e.To, e.Cc, e.Bcc = list(v.Email.To), list(v.Email.Cc), list(v.Email.Bcc)
+		e.To, e.Cc, e.Bcc, e.ReplyTo = list(v.Email.To), list(v.Email.Cc), list(v.Email.Bcc), list(v.Email.ReplyTo)
 		return e
 	}
 	// No show answer's verdicts: the input's recipients, verdict unknown.
-	for name, dst := range map[string]*[]address{"to": &e.To, "cc": &e.Cc, "bcc": &e.Bcc} {
+	for name, dst := range map[string]*[]address{"to": &e.To, "cc": &e.Cc, "bcc": &e.Bcc, "reply_to": &e.ReplyTo} {
 		var as []string
 		_ = json.Unmarshal(input[name], &as)
 		for _, a := range as {
