@@ -551,3 +551,19 @@ func TestEveryInputMemberIsShownInTheEmailAndHTTPViews(t *testing.T) {
 		}
 	}
 }
+
+// An input that is not an object or an array (a tool whose schema takes
+// a string) is still shown: the page never shows a call without its
+// input.
+func TestAScalarInputIsShown(t *testing.T) {
+	b := newBackend(t)
+	in := json.RawMessage(`"DELETE FROM invoices"`)
+	_, digest, _ := tool.InputDigest(in)
+	b.view.Tool, b.view.Input, b.view.InputDigest, b.view.Email, b.view.Editable = "sql", in, digest, nil, nil
+	s, _ := newServer(t, b, 14)
+	cookie := open(t, s)
+	page := serve(s, sameOrigin(http.MethodGet, "/reviews/rv_1", nil, cookie)).Body.String()
+	if !strings.Contains(page, `id="input-tree"`) || !strings.Contains(page, "DELETE FROM invoices") {
+		t.Fatalf("the scalar input is not shown:\n%s", page)
+	}
+}

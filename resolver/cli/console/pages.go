@@ -337,6 +337,11 @@ func (s *Server) reviewPageOf(v review.View, form map[string][]string) reviewPag
 		p.Other = otherMembers(input, v.InputSchema, shownMembers["http"])
 	default:
 		p.Tree = tree(v.Input, v.InputSchema)
+		if t := bytes.TrimSpace(v.Input); p.Tree == nil && len(t) > 0 && t[0] != '{' && t[0] != '[' {
+			// A scalar input (a string, number, boolean or null) is one
+			// leaf: a call is never shown without its input.
+			p.Tree = []node{leafOrTree("(the input)", v.Input, v.InputSchema)}
+		}
 	}
 	p.Ask = askFields(v.Ask, form)
 	for _, name := range v.Editable {
