@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"os/signal"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -109,8 +111,9 @@ func (a *app) reviewConsoleRun(cmd *cobra.Command, pos []string, o *consoleOptio
 		fmt.Fprintf(stderr, "toolgate review console: listen: %v\n", err)
 		return ExitErrors
 	}
-	defer ln.Close()
 	log := slog.New(slog.NewTextHandler(stderr, nil))
+	ln = sameUserListener{Listener: ln, uid: os.Getuid(), log: log}
+	defer ln.Close()
 	srv, err := console.New(console.Config{Backend: &consoleBackend{a: a, o: &o.decisionOptions, log: log},
 		Port: ln.Addr().(*net.TCPAddr).Port, Log: log})
 	if err != nil {
@@ -141,6 +144,96 @@ func (a *app) reviewConsoleRun(cmd *cobra.Command, pos []string, o *consoleOptio
 	defer cancel()
 	hs.Shutdown(shut)
 	return ExitOK
+}
+
+// sameUserListener admits, where the kernel says who owns a socket
+// (Linux's /proc/net/tcp and tcp6, proc(5)), only the connections whose
+// peer socket is owned by uid, the console's own user: 127.0.0.1 is
+// shared by every user of the machine, and the capability can be read in
+// the process list (docs/reviews.md, "Its security model"). A connection
+// of another user, or whose peer cannot be found, is closed before any
+// HTTP and logged by its peer address; without /proc/net/tcp (macOS)
+// every connection is admitted.
+type sameUserListener struct {
+	net.Listener
+	uid int
+	log *slog.Logger
+}
+
+// Accept is the next admitted connection.
+func (l sameUserListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if l.admits(c) {
+			return c, nil
+		}
+		if l.log != nil {
+			l.log.Warn("console connection of another user refused", "peer", c.RemoteAddr().String())
+		}
+		c.Close()
+	}
+}
+
+func (l sameUserListener) admits(c net.Conn) bool {
+	var tables []string
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, err := os.ReadFile(f)
+		if errors.Is(err, fs.ErrNotExist) && f == "/proc/net/tcp" {
+			return true
+		}
+		if err == nil {
+			tables = append(tables, string(b))
+		}
+	}
+	peer, ok1 := c.RemoteAddr().(*net.TCPAddr)
+	local, ok2 := c.LocalAddr().(*net.TCPAddr)
+	if !ok1 || !ok2 {
+		return false
+	}
+	uids := peerUIDs(tables, peer.Port, local.Port)
+	for _, u := range uids {
+		if u != l.uid {
+			return false
+		}
+	}
+	return len(uids) > 0
+}
+
+// peerUIDs are the owners (the uid column) of the sockets in tables,
+// /proc/net/tcp's format, whose local port is peerPort and remote port
+// port: the peer side of a connection to the console. Every address is
+// a loopback one, as the console listens on 127.0.0.1 only.
+func peerUIDs(tables []string, peerPort, port int) []int {
+	var out []int
+	for _, t := range tables {
+		for _, line := range strings.Split(t, "\n") {
+			f := strings.Fields(line)
+			if len(f) < 8 || hexPort(f[1]) != peerPort || hexPort(f[2]) != port {
+				continue
+			}
+			if uid, err := strconv.Atoi(f[7]); err == nil {
+				out = append(out, uid)
+			}
+		}
+	}
+	return out
+}
+
+// hexPort is the port of a /proc/net/tcp address ("0100007F:1F90"), -1
+// when there is none.
+func hexPort(addr string) int {
+	i := strings.LastIndexByte(addr, ':')
+	if i < 0 {
+		return -1
+	}
+	p, err := strconv.ParseUint(addr[i+1:], 16, 16)
+	if err != nil {
+		return -1
+	}
+	return int(p)
 }
 
 // stageDecisionURL reads the review-decision Function URL of stage from
