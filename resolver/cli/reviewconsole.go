@@ -32,9 +32,10 @@ import (
 // consoleOptions are toolgate review console's flags.
 type consoleOptions struct {
 	decisionOptions
-	port   int
-	noOpen bool
-	stage  string
+	port    int
+	noOpen  bool
+	stage   string
+	anyUser bool
 }
 
 // newReviewConsoleCmd is `toolgate review console`: the review console on
@@ -43,7 +44,7 @@ type consoleOptions struct {
 func (a *app) newReviewConsoleCmd() *cobra.Command {
 	var o consoleOptions
 	cmd := &cobra.Command{
-		Use:   "console [--port P] [--no-open] (--stage S | --url URL | --endpoint URL --as NAME)",
+		Use:   "console [--port P] [--no-open] [--any-local-user] (--stage S | --url URL | --endpoint URL --as NAME)",
 		Short: "serve the review console on 127.0.0.1: read and decide reviews in the browser",
 		Long: `Serves the review console on 127.0.0.1 only (the kubectl proxy pattern):
 a page where each pending review is shown as its call will be sent, and
@@ -61,6 +62,10 @@ whose link works once: it sets the console's session cookie. Without
 $` + EnvReviewURL + `); on the local stack, --endpoint names the function
 under the Lambda RIE and --as NAME signs with NAME's local keys.
 
+On Linux only connections of your own user are admitted;
+--any-local-user admits any (a browser outside this machine's users, as
+WSL 2's Windows browser through its localhost relay).
+
 Serves until SIGINT or SIGTERM (exit 0); exit 1 when it cannot listen or
 read the stage's parameter, 2 on misuse.`,
 		RunE: func(cmd *cobra.Command, pos []string) error {
@@ -70,6 +75,7 @@ read the stage's parameter, 2 on misuse.`,
 	fs := cmd.Flags()
 	fs.IntVar(&o.port, "port", 0, "listen on 127.0.0.1:`P` (0: a free port)")
 	fs.BoolVar(&o.noOpen, "no-open", false, "print the link without opening a browser")
+	fs.BoolVar(&o.anyUser, "any-local-user", false, "admit connections of any user of this machine (a browser outside it, as WSL 2's Windows browser)")
 	fs.StringVar(&o.stage, "stage", "", "read the review-decision Function URL of stage `S` from SSM")
 	fs.StringVar(&o.endpoint, "endpoint", "", "the review-decision function under the Lambda RIE (local stack): its `URL`")
 	fs.StringVar(&o.url, "url", a.getenv(EnvReviewURL), "the review-decision Function `URL` (AWS; default $"+EnvReviewURL+")")
@@ -112,7 +118,9 @@ func (a *app) reviewConsoleRun(cmd *cobra.Command, pos []string, o *consoleOptio
 		return ExitErrors
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
-	ln = sameUserListener{Listener: ln, uid: os.Getuid(), log: log}
+	if !o.anyUser {
+		ln = sameUserListener{Listener: ln, uid: os.Getuid(), log: log}
+	}
 	defer ln.Close()
 	srv, err := console.New(console.Config{Backend: &consoleBackend{a: a, o: &o.decisionOptions, log: log},
 		Port: ln.Addr().(*net.TCPAddr).Port, Log: log})
