@@ -567,3 +567,18 @@ func TestAScalarInputIsShown(t *testing.T) {
 		t.Fatalf("the scalar input is not shown:\n%s", page)
 	}
 }
+
+// Another server on 127.0.0.1 (any port: cookies ignore ports) can set a
+// cookie of the console's name with a longer Path, which the browser then
+// sends first: the console's own cookie beside it still opens the page.
+func TestACookieTossedByAnotherPortDoesNotShadowTheSession(t *testing.T) {
+	b := newBackend(t)
+	s, _ := newServer(t, b, 15)
+	cookie := open(t, s)
+	r := sameOrigin(http.MethodGet, "/reviews/rv_1", nil, "")
+	r.AddCookie(&http.Cookie{Name: CookieName, Value: "tossed-by-127.0.0.1:8080"})
+	r.AddCookie(&http.Cookie{Name: CookieName, Value: cookie})
+	if w := serve(s, r); w.Code != http.StatusOK {
+		t.Fatalf("status %d; want 200 with the console's cookie second", w.Code)
+	}
+}

@@ -257,14 +257,22 @@ func (s *Server) check(r *http.Request) (int, string) {
 	return 0, ""
 }
 
+// hasSession reports whether any cookie of the console's name holds the
+// session: another server on 127.0.0.1 can set one of that name too
+// (cookies ignore ports, RFC 6265 §8.5), with a longer Path that the
+// browser sends first (§5.4), and it must not shadow the session.
 func (s *Server) hasSession(r *http.Request) bool {
-	c, err := r.Cookie(CookieName)
-	if err != nil {
-		return false
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.capability == "" && subtle.ConstantTimeCompare([]byte(c.Value), []byte(s.session)) == 1
+	if s.capability != "" {
+		return false
+	}
+	for _, c := range r.CookiesNamed(CookieName) {
+		if subtle.ConstantTimeCompare([]byte(c.Value), []byte(s.session)) == 1 {
+			return true
+		}
+	}
+	return false
 }
 
 // pagePath is the page a POST's form belongs to: /reviews/ID for
