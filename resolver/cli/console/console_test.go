@@ -582,3 +582,26 @@ func TestACookieTossedByAnotherPortDoesNotShadowTheSession(t *testing.T) {
 		t.Fatalf("status %d; want 200 with the console's cookie second", w.Code)
 	}
 }
+
+// The input tree stops nesting at MaxTreeDepth and shows what is deeper
+// as JSON text: each level read the whole rest again, so an input 9000
+// arrays deep (within JSON's nesting limits) took seconds to render.
+func TestTheInputTreeStopsAtMaxTreeDepth(t *testing.T) {
+	b := newBackend(t)
+	n := 9000
+	in := json.RawMessage(`{"a":` + strings.Repeat("[", n) + `"deep"` + strings.Repeat("]", n) + `}`)
+	_, digest, err := tool.InputDigest(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.view.Tool, b.view.Input, b.view.InputDigest, b.view.Email, b.view.Editable = "lookup", in, digest, nil, nil
+	s, _ := newServer(t, b, 16)
+	cookie := open(t, s)
+	page := serve(s, sameOrigin(http.MethodGet, "/reviews/rv_1", nil, cookie)).Body.String()
+	if got := strings.Count(page, "<dl>"); got > MaxTreeDepth+2 {
+		t.Fatalf("%d nested lists; want at most %d", got, MaxTreeDepth+2)
+	}
+	if !strings.Contains(page, `[[[[`) || !strings.Contains(page, "deep") {
+		t.Fatal("what is deeper than the tree is not shown as JSON text")
+	}
+}

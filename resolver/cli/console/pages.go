@@ -340,7 +340,7 @@ func (s *Server) reviewPageOf(v review.View, form map[string][]string) reviewPag
 		if t := bytes.TrimSpace(v.Input); p.Tree == nil && len(t) > 0 && t[0] != '{' && t[0] != '[' {
 			// A scalar input (a string, number, boolean or null) is one
 			// leaf: a call is never shown without its input.
-			p.Tree = []node{leafOrTree("(the input)", v.Input, v.InputSchema)}
+			p.Tree = []node{leafOrTree("(the input)", v.Input, v.InputSchema, 0)}
 		}
 	}
 	p.Ask = askFields(v.Ask, form)
@@ -445,8 +445,15 @@ func parseSchema(raw json.RawMessage) schemaNode {
 	return n
 }
 
+// MaxTreeDepth is how many levels the input tree nests: a member deeper
+// is shown as its JSON text. Each level reads its own value again, so
+// the tree costs its depth times the input's size.
+const MaxTreeDepth = 32
+
 // tree is input as nested nodes, each with its schema's description.
-func tree(input, schema json.RawMessage) []node {
+func tree(input, schema json.RawMessage) []node { return treeAt(input, schema, 0) }
+
+func treeAt(input, schema json.RawMessage, depth int) []node {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(input, &obj); err != nil || obj == nil {
 		var arr []json.RawMessage
@@ -454,7 +461,7 @@ func tree(input, schema json.RawMessage) []node {
 			items := parseSchema(schema).Items
 			out := make([]node, len(arr))
 			for i, el := range arr {
-				out[i] = leafOrTree("["+itoa(i)+"]", el, items)
+				out[i] = leafOrTree("["+itoa(i)+"]", el, items, depth)
 			}
 			return out
 		}
@@ -468,17 +475,17 @@ func tree(input, schema json.RawMessage) []node {
 	sort.Strings(keys)
 	out := make([]node, len(keys))
 	for i, k := range keys {
-		out[i] = leafOrTree(k, obj[k], sch.Properties[k])
+		out[i] = leafOrTree(k, obj[k], sch.Properties[k], depth)
 	}
 	return out
 }
 
-func leafOrTree(key string, val, schema json.RawMessage) node {
+func leafOrTree(key string, val, schema json.RawMessage, depth int) node {
 	sch := parseSchema(schema)
 	n := node{Key: invisible.Escape(key), Desc: invisible.Escape(sch.Description)}
 	t := bytes.TrimSpace(val)
-	if len(t) > 0 && (t[0] == '{' || t[0] == '[') {
-		n.Children = tree(val, schema)
+	if len(t) > 0 && (t[0] == '{' || t[0] == '[') && depth < MaxTreeDepth {
+		n.Children = treeAt(val, schema, depth+1)
 		if len(n.Children) == 0 {
 			n.Value = string(t)
 		}
