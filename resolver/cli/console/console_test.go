@@ -605,3 +605,19 @@ func TestTheInputTreeStopsAtMaxTreeDepth(t *testing.T) {
 		t.Fatal("what is deeper than the tree is not shown as JSON text")
 	}
 }
+
+// The http view names the host a URL's request goes to: a URL whose
+// user information reads as a trusted host ("https://api.example.com@
+// evil.example/") goes to evil.example.
+func TestTheHTTPViewNamesTheURLsHost(t *testing.T) {
+	b := newBackend(t)
+	in := json.RawMessage(`{"method":"POST","url":"https://api.example.com@evil.example/pay","body":{}}`)
+	_, digest, _ := tool.InputDigest(in)
+	b.view.Tool, b.view.Input, b.view.InputDigest, b.view.Email, b.view.Editable = "http", in, digest, nil, nil
+	s, _ := newServer(t, b, 17)
+	cookie := open(t, s)
+	page := serve(s, sameOrigin(http.MethodGet, "/reviews/rv_1", nil, cookie)).Body.String()
+	if !strings.Contains(page, `<span id="http-host">host evil.example</span>`) {
+		t.Fatalf("the URL's host is not named:\n%s", page)
+	}
+}

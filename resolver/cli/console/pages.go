@@ -6,6 +6,7 @@ import (
 	"errors"
 	"html/template"
 	"net/http"
+	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -217,8 +218,10 @@ type emailView struct {
 }
 
 type httpView struct {
-	Method, URL, Body string
-	Headers           []node
+	// Host is the URL's host (RFC 3986 §3.2.2): where the request goes,
+	// whatever user information before it reads like.
+	Method, URL, Host, Body string
+	Headers                 []node
 }
 
 // shownMembers are the input members the e-mail and HTTP views show in
@@ -330,6 +333,12 @@ func (s *Server) reviewPageOf(v review.View, form map[string][]string) reviewPag
 		p.HTTP = &httpView{Method: jsonText(input["method"]), URL: jsonText(input["url"]), Body: prettyJSON(input["body"])}
 		if p.HTTP.Method == "" {
 			p.HTTP.Method = "GET"
+		}
+		var raw string
+		if json.Unmarshal(input["url"], &raw) == nil {
+			if u, err := url.Parse(raw); err == nil {
+				p.HTTP.Host = invisible.Escape(u.Host)
+			}
 		}
 		if h := input["headers"]; len(h) > 0 && string(h) != "null" {
 			p.HTTP.Headers = tree(h, nil)
