@@ -621,3 +621,19 @@ func TestTheHTTPViewNamesTheURLsHost(t *testing.T) {
 		t.Fatalf("the URL's host is not named:\n%s", page)
 	}
 }
+
+// A review-decision deployed before its show answer carried reply_to
+// answers an EmailView without it: the input's reply_to is still shown,
+// its verdict unknown.
+func TestReplyToIsShownWhenTheShowAnswerLacksIt(t *testing.T) {
+	b := newBackend(t)
+	in := json.RawMessage(`{"to":["ana@example.com"],"reply_to":["phish@evil.example"],"subject":"s","text":"t"}`)
+	_, digest, _ := tool.InputDigest(in)
+	b.view.Input, b.view.InputDigest, b.view.Editable = in, digest, nil
+	s, _ := newServer(t, b, 18)
+	cookie := open(t, s)
+	page := serve(s, sameOrigin(http.MethodGet, "/reviews/rv_1", nil, cookie)).Body.String()
+	if !strings.Contains(page, `<ul id="email-reply-to" class="addresses"><li data-verdict="unknown">phish@evil.example</li>`) {
+		t.Fatalf("reply_to is not shown:\n%s", page)
+	}
+}

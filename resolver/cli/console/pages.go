@@ -418,20 +418,39 @@ func emailOf(v review.View, input map[string]json.RawMessage) *emailView {
 		}
 		return out
 	}
-	if v.Email != nil {
-		if v.Email.From.Address != "" {
-			f := addressOf(v.Email.From)
-			e.From = &f
+	// The input's recipients, verdict unknown: a list the show answer
+	// does not carry (none at all, or a review-decision that predates
+	// the list) is still shown.
+	fromInput := func(name string) []address {
+		var as []json.RawMessage
+		if json.Unmarshal(input[name], &as) != nil && len(input[name]) > 0 && string(input[name]) != "null" {
+			as = []json.RawMessage{input[name]} // not an array: shown as it is
 		}
-		e.To, e.Cc, e.Bcc, e.ReplyTo = list(v.Email.To), list(v.Email.Cc), list(v.Email.Bcc), list(v.Email.ReplyTo)
+		var out []address
+		for _, raw := range as {
+			var a string
+			if json.Unmarshal(raw, &a) != nil {
+				out = append(out, address{Text: jsonText(raw), Verdict: "invalid", Rule: "is not a string"})
+				continue
+			}
+			out = append(out, addressOf(review.AddressVerdict{Address: a, Verdict: "unknown"}))
+		}
+		return out
+	}
+	e.To, e.Cc, e.Bcc, e.ReplyTo = fromInput("to"), fromInput("cc"), fromInput("bcc"), fromInput("reply_to")
+	if v.Email == nil {
 		return e
 	}
-	// No show answer's verdicts: the input's recipients, verdict unknown.
-	for name, dst := range map[string]*[]address{"to": &e.To, "cc": &e.Cc, "bcc": &e.Bcc, "reply_to": &e.ReplyTo} {
-		var as []string
-		_ = json.Unmarshal(input[name], &as)
-		for _, a := range as {
-			*dst = append(*dst, addressOf(review.AddressVerdict{Address: a, Verdict: "unknown"}))
+	if v.Email.From.Address != "" {
+		f := addressOf(v.Email.From)
+		e.From = &f
+	}
+	for _, l := range []struct {
+		got []review.AddressVerdict
+		dst *[]address
+	}{{v.Email.To, &e.To}, {v.Email.Cc, &e.Cc}, {v.Email.Bcc, &e.Bcc}, {v.Email.ReplyTo, &e.ReplyTo}} {
+		if l.got != nil {
+			*l.dst = list(l.got)
 		}
 	}
 	return e
