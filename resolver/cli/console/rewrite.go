@@ -8,6 +8,8 @@ import (
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
+
+	"github.com/toolgate/toolgate/shared/invisible"
 )
 
 // removed are the elements RewriteEmailHTML drops with their content:
@@ -37,7 +39,8 @@ var urlAttrs = map[string]bool{
 // removed, each image replaced by the text "[image from HOST]" (HOST the
 // src's host, "inline data" for a data: URL, "an unknown host" when
 // there is none); event-handler attributes (on*) and every attribute
-// naming a resource are removed, except a link's href kept as the
+// naming a resource are removed, except a link's href kept (invisible
+// and bidirectional characters escaped, shared/invisible) as the
 // data-href text shown after it; CSS url(), @import and expression() in
 // style attributes and elements are neutralised. The result is a whole
 // HTML document (html.Parse completes fragments, as a browser does), and
@@ -121,6 +124,7 @@ func rewriteAttrs(n *html.Node) {
 	}
 	n.Attr = kept
 	if href != "" {
+		href = invisible.Escape(href)
 		n.Attr = append(n.Attr, html.Attribute{Key: "data-href", Val: href})
 		n.Attr = append(n.Attr, html.Attribute{Key: "title", Val: href})
 	}

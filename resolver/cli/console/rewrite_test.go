@@ -96,3 +96,13 @@ func FuzzRewriteEmailHTML(f *testing.F) {
 		}
 	})
 }
+
+// A link's address, kept as its tooltip, has its invisible and
+// bidirectional characters escaped: "http://evil.example/\u202Emoc.elgoog"
+// would read as ending in google.com.
+func TestALinksTooltipEscapesBidiCharacters(t *testing.T) {
+	out := RewriteEmailHTML("<a href=\"http://evil.example/\u202emoc.elgoog\">x</a>")
+	if strings.Contains(out, "\u202e") || !strings.Contains(out, `title="http://evil.example/\u{202E}moc.elgoog"`) {
+		t.Fatalf("RewriteEmailHTML = %q; want the address escaped", out)
+	}
+}
