@@ -121,7 +121,7 @@ func (a *app) sendDecision(name, sub string, o *decisionOptions, req review.Dire
 	return ExitOK
 }
 
-// newReviewCmd is `toolgate review list|show|approve|reject`: it calls the
+// newReviewCmd is `toolgate review list|show|approve|reject|console`: it calls the
 // review-decision function, never the table, so reviewers need no table
 // access. Exit 0 on success (a repeated identical decision included), 1
 // when the function refuses or fails, 2 on misuse.
@@ -147,6 +147,7 @@ function refuses or fails, 2 on misuse.`,
 		a.newReviewSubCmd("show", "show ID [--json] (--url URL | --endpoint URL --as NAME)", "show a review and the input it is about"),
 		a.newReviewSubCmd("approve", "approve ID [--reason TEXT] [--answer TEXT | --answer-file F] [--edit NAME=TEXT]... [--edits-file F] [--json] (--url URL | --endpoint URL --as NAME)", "approve a review, with an answer to its question and edits of its editable members"),
 		a.newReviewSubCmd("reject", "reject ID --reason TEXT [--json] (--url URL | --endpoint URL --as NAME)", "reject a review, saying why"),
+		a.newReviewConsoleCmd(),
 	)
 	return cmd
 }
