@@ -80,8 +80,14 @@ func main() {
 		// (docs/fork.md, "Reconciling").
 		Reconciles:  ledger.New(db, cfg.Table),
 		Reconcilers: cfg.Reconcilers,
-		// The pinned input schemas an approval's edits must pass.
+		// The pinned input schemas an approval's edits must pass, and a
+		// show answer carries.
 		Toolsets: ledger.New(db, cfg.Table),
+		// A show answer's run calls (metadata only) and send-email
+		// verdicts (docs/reviews.md, "What a review's show answer
+		// carries").
+		Runs:  ledger.New(db, cfg.Table),
+		Email: cfg.Email,
 	})
 	h := decision.NewHandler(svc)
 	lambda.Start(h.Handle)

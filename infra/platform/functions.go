@@ -691,6 +691,13 @@ func functionEnv(spec functionSpec, p *PlatformStackProps, set FunctionSettings,
 		if len(p.Reconcilers) > 0 {
 			env[envReconcilers] = jsii.String(credentialAdminsJSON(p.Reconcilers))
 		}
+		// send-email's sender and recipient allow-list, the same values
+		// as send-email's: a show answer of a send-email review carries
+		// From and each recipient's verdict (docs/reviews.md, "What a
+		// review's show answer carries"). Not the identity ARN: it sends
+		// nothing.
+		env[envSender] = jsii.String(p.Sender.Address)
+		env[envRecipientAllow] = jsii.String(strings.Join(p.RecipientAllow, ","))
 	case fnWebhookDelivery:
 		// Checked again at every delivery: the hosts a webhook may reach,
 		// and the retry schedule, which sizes its queues (webhooks.go).

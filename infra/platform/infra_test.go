@@ -445,7 +445,9 @@ var wantEnv = map[string]map[string]string{
 	},
 	"ReviewDecisionFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_STAGE": "test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "15", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_TRACING": adotCollector,
 		"TOOLGATE_WEBHOOK_EVENTS_QUEUE": "${WebhookEventsQueue}",
-		"TOOLGATE_CREDENTIAL_ADMINS":    `["arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_CredentialAdmin_*/*"]`},
+		"TOOLGATE_CREDENTIAL_ADMINS":    `["arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_CredentialAdmin_*/*"]`,
+		// send-email's sender and allow-list, whose verdicts a show carries.
+		"TOOLGATE_SENDER": "noreply@mail.example.org", "TOOLGATE_RECIPIENT_ALLOW": "@example.org,Ops@Example.com,@bücher.example"},
 	"PublishFunction": {"TOOLGATE_TABLE": "toolgate-test", "TOOLGATE_FUNCTION_TIMEOUT_SECONDS": "30", "TOOLGATE_SESSION_ROLES": sessionRoles, "TOOLGATE_ACCOUNT": "${AWS::AccountId}", "TOOLGATE_TRACING": adotCollector,
 		"TOOLGATE_STAGE": "test", "TOOLGATE_FETCH_ALLOW": "api.example.org,*.data.example.net", "TOOLGATE_HTTP_ALLOW": "api.chat.example.org,*.hooks.example.net", "TOOLGATE_RECIPIENT_ALLOW": "@example.org,Ops@Example.com,@bücher.example",
 		"TOOLGATE_MCP_ALLOW": "mcp.example.org,*.mcp.example.net", "TOOLGATE_CREDENTIAL_KEY": "${CredentialKey.Arn}",

@@ -713,6 +713,9 @@ func codeRequests(t *testing.T) map[string][]ddbRequest {
 			ignore(d(db).RecordFork(ctx, review.Fork{ParentRunID: testRunID, ForkRunID: testRunID + "-fork", ForkedBy: user, ForkedAt: now, ParentStatus: "RUNNING"}))
 		}),
 		run("ledger.Store.RunCalls", 0, func(db *recorder) { ignore(l(db).RunCalls(ctx, testRunID)) }),
+		// A show (docs/reviews.md, "What a review's show answer carries"):
+		// the review's own run's calls and rows, without their results.
+		run("ledger.Store.RunRows", 0, func(db *recorder) { ignore(l(db).RunRows(ctx, testRunID)) }),
 		// Reconciliations (docs/fork.md, "Reconciling"): the call's state
 		// and approvers, its record once, and the first one after its
 		// condition failed.

@@ -222,9 +222,10 @@ func (s *Store) KeyRows(ctx context.Context, runID string, seq tool.Seq) ([]Row,
 // declaration's, table.ReadAttributes (access LedgerReads).
 var ReadAttributes = table.ReadAttributes
 
-// projection is ReadAttributes as a ProjectionExpression and its names,
-// built once; requests only read them.
-var projection, projectionNames = projectionOf(ReadAttributes)
+// projection is table.RunRowAttributes (ReadAttributes less a toolset's
+// body, which no call or row item holds) as a ProjectionExpression and
+// its names, built once; requests only read them.
+var projection, projectionNames = projectionOf(table.RunRowAttributes)
 
 // projectionOf is attrs as a ProjectionExpression ("#p0, #p1, ...") and
 // its names.

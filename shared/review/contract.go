@@ -453,13 +453,20 @@ type EmailView struct {
 }
 
 // AddressVerdict is one address and its verdict: "allow", "refuse" or
-// "invalid" (recipient.Verdict), and the rule behind it
-// (recipient.Decision.Rule; never an allow-list entry).
+// "invalid" (recipient.Verdict), or VerdictUnknown, and the rule behind
+// it (recipient.Decision.Rule; never an allow-list entry). Address is as
+// the input wrote it (a recipient) or as configured (the sender).
 type AddressVerdict struct {
 	Address string `json:"address"`
 	Verdict string `json:"verdict"`
 	Rule    string `json:"rule,omitempty"`
 }
+
+// VerdictUnknown is an AddressVerdict's verdict when review-decision is
+// not configured with what would decide it: send-email's recipient
+// allow-list for a valid recipient, its sender for From
+// (docs/reviews.md, "What a review's show answer carries").
+const VerdictUnknown = "unknown"
 
 // RunCall is one ledger row of a review's run as the review console
 // shows it: metadata only.

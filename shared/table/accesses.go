@@ -271,6 +271,14 @@ var ReadAttributes = []string{
 	"schema_change",
 }
 
+// RunRowAttributes are ReadAttributes less a toolset's body, which no
+// call or row item holds: what a read of a run's calls and rows projects
+// (ledger.Store RunRows and KeyRows, a Query of begins_with(sk, CALL#)).
+// Never a recorded result (r, result), an input or a secret: digests,
+// sizes, states and times. review-decision's show reads them (access
+// ReadRunRows; docs/reviews.md, "What a review's show answer carries").
+var RunRowAttributes = slices.DeleteFunc(slices.Clone(ReadAttributes), func(n string) bool { return n == "body" })
+
 // ReconciliationRecorded are the attributes of a reconciliation
 // (table.Reconciliation): review-decision's PutItem writes them, and the
 // reads project them.
@@ -514,6 +522,10 @@ var Accesses = []Access{
 	{Sid: "ReadForkedCalls", By: []Principal{ReviewDecision}, On: []*Kind{Call, Row}, Actions: []Action{Query},
 		Attributes: ForkCallAttributes, SpecificAttributes: true, Code: "ledger.Store.RunCalls",
 		Doc: "run.fork's consistent Query of the parent's calls (begins_with(sk, CALL#)), projecting ForkCallAttributes: never a recorded result"},
+	{Sid: "ReadRunRows", By: []Principal{ReviewDecision}, On: []*Kind{Call, Row}, Actions: []Action{Query},
+		Attributes: RunRowAttributes, SpecificAttributes: true, Code: "ledger.Store.RunRows",
+		Doc: "a show's consistent Query of the review's own run's calls and rows (begins_with(sk, CALL#)), projecting RunRowAttributes: " +
+			"the answer's run calls are their seq, step, tool, status and start only, never a recorded result; no other run is read (docs/reviews.md)"},
 	{Sid: "ReadParkedRowReviews", By: []Principal{ReviewDecision}, On: []*Kind{Row}, Actions: []Action{GetItem},
 		Attributes: Row.Names(PK, SK, "review_id"), SpecificAttributes: true, Code: "parkdynamo.Decisions.RowReview",
 		Doc: "GetItem of a park's PARKED row projecting review_id: whose reviewers decide a gated park"},

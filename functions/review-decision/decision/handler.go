@@ -16,9 +16,11 @@ import (
 
 	"github.com/toolgate/toolgate/shared/caller"
 	"github.com/toolgate/toolgate/shared/excerpt"
+	"github.com/toolgate/toolgate/shared/functionconfig"
 	"github.com/toolgate/toolgate/shared/functionurl"
 	"github.com/toolgate/toolgate/shared/park"
 	"github.com/toolgate/toolgate/shared/publishapi"
+	"github.com/toolgate/toolgate/shared/recipient"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/reviewer"
 	"github.com/toolgate/toolgate/shared/tool"
@@ -38,6 +40,10 @@ type Config struct {
 	// (review.EnvReconcilers; unset, the park operators; docs/fork.md,
 	// "Reconciling").
 	Reconcilers []string
+	// Email is send-email's sender and recipient allow-list, the same
+	// values the send-email function is given (EmailFromEnv), whose
+	// verdicts a show answer carries.
+	Email EmailConfig
 }
 
 // ConfigFromEnv reads the review-decision function's configuration:
@@ -52,7 +58,8 @@ type Config struct {
 // (EnvForkOperators, a list of the same form) and the stage
 // (tool.EnvStage) and region (AWS_REGION) whose runs run.fork admits;
 // and the reconcilers (review.EnvReconcilers, a JSON list as
-// park.EnvOperators; unset, the park operators).
+// park.EnvOperators; unset, the park operators); and send-email's sender
+// and recipient allow-list (EmailFromEnv).
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	cfg := Config{Table: getenv(review.EnvTable)}
 	if cfg.Table == "" {
@@ -102,7 +109,36 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 			return cfg, err
 		}
 	}
+	if cfg.Email, err = EmailFromEnv(getenv); err != nil {
+		return cfg, err
+	}
 	return cfg, nil
+}
+
+// EmailFromEnv reads send-email's sender (functionconfig.EnvSender) and
+// recipient allow-list (functionconfig.EnvRecipientAllow) as the
+// send-email function parses them (recipient.Parse; recipient.ParseCommaList),
+// each optional here: unset or blank, the show answer says
+// review.VerdictUnknown where it would decide. A value that does not parse
+// is an error naming the variable and the rule it breaks
+// (docs/reviews.md, "What a review's show answer carries").
+func EmailFromEnv(getenv func(string) string) (EmailConfig, error) {
+	var c EmailConfig
+	if v := strings.TrimSpace(getenv(functionconfig.EnvSender)); v != "" {
+		a, err := recipient.Parse(v)
+		if err != nil {
+			return EmailConfig{}, fmt.Errorf("%s: %v", functionconfig.EnvSender, err)
+		}
+		c.From = a.String()
+	}
+	if v := getenv(functionconfig.EnvRecipientAllow); strings.TrimSpace(v) != "" {
+		l, err := recipient.ParseCommaList(v)
+		if err != nil {
+			return EmailConfig{}, fmt.Errorf("%s: %v", functionconfig.EnvRecipientAllow, err)
+		}
+		c.Allow = &l
+	}
+	return c, nil
 }
 
 // Handler is the review-decision function: behind an IAM-authorised

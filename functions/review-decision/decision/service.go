@@ -87,6 +87,8 @@ type Service struct {
 	reconcilers   []string
 	toolsets      ledger.ToolsetReader
 	toolsetCache  ledger.ToolsetCache
+	runs          RunRowsReader
+	email         EmailConfig
 }
 
 // Deps are a Service's collaborators and settings.
@@ -133,8 +135,16 @@ type Deps struct {
 	// Toolsets reads the registered toolsets (ledger.Store.Toolset): an
 	// approval's edits must leave an input the reviewed tool's pinned
 	// input schema accepts (docs/reviews.md, "Approve with edits"); nil
-	// refuses every approval with edits.
+	// refuses every approval with edits. A show answer carries the
+	// reviewed tool's pinned input schema read through it too.
 	Toolsets ledger.ToolsetReader
+	// Runs reads the rows of a review's own run, whose metadata a show
+	// answer carries (View.RunCalls; ledger.Store.RunRows); nil: none.
+	Runs RunRowsReader
+	// Email is send-email's sender and allow-list, which a show answer of
+	// a send-email review carries verdicts of (View.Email; ConfigFromEnv
+	// reads them); the zero value gives VerdictUnknown.
+	Email EmailConfig
 }
 
 // Emitter records a webhook event once and hands it to the events queue
@@ -152,7 +162,7 @@ func NewService(d Deps) *Service {
 	}
 	return &Service{store: d.Store, tasks: d.Tasks, callers: d.Callers, account: d.Account, deliveryLease: d.DeliveryLease, log: d.Log, tracer: d.Tracer,
 		webhooks: d.Webhooks, parks: d.Parks, parkTasks: d.ParkTasks, parkPolicy: d.ParkPolicy, forks: d.Forks, reconciles: d.Reconciles, reconcilers: d.Reconcilers,
-		toolsets: d.Toolsets}
+		toolsets: d.Toolsets, runs: d.Runs, email: d.Email}
 }
 
 // verifyCaller checks a request's proof for binding b.
@@ -195,6 +205,9 @@ func (s *Service) Do(ctx context.Context, req Request) (review.Caller, any, erro
 		v := review.NewView(r, s.store.Now(), true)
 		if v.Reuses, err = s.reusable(ctx, who, r); err != nil {
 			return who, nil, review.Wrap(review.CodeUnavailable, err, "the ledger is unavailable")
+		}
+		if err := s.showMembers(ctx, r, &v); err != nil {
+			return who, nil, err
 		}
 		return who, v, nil
 	case review.ActionDecide:

@@ -129,3 +129,17 @@ func TestReviewRequestSendsNoticesThroughTheEmulator(t *testing.T) {
 		}
 	}
 }
+
+// review-decision gets send-email's own sender and recipient allow-list,
+// the same values, so that a show of a send-email review says From and
+// each recipient's verdict as send-email would decide it.
+func TestReviewDecisionGetsSendEmailsSenderAndAllowList(t *testing.T) {
+	s := &Stack{SFN: &local.Process{Addr: "127.0.0.1:4010"}}
+	rd := functionEnv("review-decision", s, "127.0.0.1:4002", allowLists{})
+	se := functionEnv("send-email", s, "127.0.0.1:4002", allowLists{})
+	for _, k := range []string{functionconfig.EnvSender, functionconfig.EnvRecipientAllow} {
+		if rd[k] == "" || rd[k] != se[k] {
+			t.Errorf("review-decision: %s=%q, send-email's %q", k, rd[k], se[k])
+		}
+	}
+}

@@ -125,6 +125,13 @@ func TestShowReviewRoutesTheRunAndApprovesNoToolCall(t *testing.T) {
 		if m := e.view(t, mail); m.Kind != tool.ReviewOfCall || m.Step != "approve_mail" || m.Of != "send" || m.Tool != "send-email" {
 			t.Fatalf("the second review %s: %+v, want approve_mail's review of send", mail, m)
 		}
+		// Its show says the e-mail as send-email will send it: the sender
+		// and the recipient's verdict with send-email's own configuration,
+		// the pinned input schema, and the run's Solution.
+		if m := e.view(t, mail); m.Email == nil || m.Email.From.Address != "toolgate-demo@example.com" || len(m.Email.To) != 1 ||
+			m.Email.To[0].Address != "buyer@example.com" || m.Email.To[0].Verdict != "allow" || len(m.InputSchema) == 0 || m.Solution != "e2e-show" {
+			t.Fatalf("the e-mail's review %s shows email %+v, schema %d bytes, Solution %q", mail, m.Email, len(m.InputSchema), m.Solution)
+		}
 		if got := e.mails(t); len(got) != 0 {
 			t.Fatalf("%d e-mails sent before the e-mail's own review was decided", len(got))
 		}

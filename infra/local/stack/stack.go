@@ -351,6 +351,9 @@ type StackOptions struct {
 // MCP servers at registration as mcp-call would reach them.
 const (
 	recipientAllow = "@example.com"
+	// sender is send-email's From address, which the SES emulator takes;
+	// review-request's notices come from it too.
+	sender         = "toolgate-demo@example.com"
 	fetchExemption = "127.0.0.1/32"
 	mcpExemption   = "127.0.0.1/32"
 	httpExemption  = "127.0.0.1/32"
@@ -379,7 +382,7 @@ type allowLists struct{ mcp, http, webhook, webhookOwn string }
 func functionEnv(name string, s *Stack, dataAddr string, allow allowLists) map[string]string {
 	switch name {
 	case "send-email":
-		return map[string]string{"TOOLGATE_SENDER": "toolgate-demo@example.com", "TOOLGATE_RECIPIENT_ALLOW": recipientAllow, "AWS_ENDPOINT_URL_SESV2": s.sesEndpoint}
+		return map[string]string{functionconfig.EnvSender: sender, functionconfig.EnvRecipientAllow: recipientAllow, "AWS_ENDPOINT_URL_SESV2": s.sesEndpoint}
 	case "structured-data-fetch":
 		return map[string]string{"TOOLGATE_FETCH_ALLOW": dataAddr, "TOOLGATE_FETCH_ALLOW_ADDRESSES": fetchExemption}
 	case "http":
@@ -394,9 +397,12 @@ func functionEnv(name string, s *Stack, dataAddr string, allow allowLists) map[s
 		// admin, it also resumes a park of a toolset's or an end user's
 		// credential. run.fork admits the runs of the stage's state
 		// machines only, and waits 3 s after it stopped a running parent
-		// (the functions' Init phase is local; docs/fork.md).
+		// (the functions' Init phase is local; docs/fork.md). A show of a
+		// send-email review says From and each recipient's verdict with
+		// send-email's own sender and allow-list (docs/reviews.md).
 		return map[string]string{"AWS_ENDPOINT_URL_SFN": s.SFN.Endpoint(), "AWS_ENDPOINT_URL_SQS": s.sqsEndpoint(), webhookapi.EnvEventsQueue: s.WebhookQueues.Events.URL,
 			"TOOLGATE_STAGE": Stage, "TOOLGATE_FORK_STOP_GRACE_SECONDS": "3",
+			functionconfig.EnvSender: sender, functionconfig.EnvRecipientAllow: recipientAllow,
 			park.EnvOperators:              `["` + local.LocalPrincipal(CredentialAdmin) + `"]`,
 			park.EnvDeciders:               `["` + local.LocalPrincipal(CredentialAdmin) + `"]`,
 			publishapi.EnvCredentialAdmins: `["` + local.LocalPrincipal(CredentialAdmin) + `"]`}
@@ -470,7 +476,7 @@ func functionEnv(name string, s *Stack, dataAddr string, allow allowLists) map[s
 			// send-email's sender, to ReviewNotices only, through the SES
 			// emulator itself (never StackOptions.SESEndpoint's proxy,
 			// whose refusal is send-email's).
-			functionconfig.EnvReviewNotices: ReviewNotices, functionconfig.EnvNoticeSender: "toolgate-demo@example.com",
+			functionconfig.EnvReviewNotices: ReviewNotices, functionconfig.EnvNoticeSender: sender,
 			"AWS_ENDPOINT_URL_SESV2": s.SES.Endpoint(),
 			// Starts of inbound events and schedule firings come from
 			// sessions of the inbound-start role (inboundstart.go).
