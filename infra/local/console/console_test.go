@@ -42,7 +42,7 @@ steps:
 // allow-list (@example.com) admits and refuses.
 const (
 	allowed = "reader@example.com"
-	refused = "outsider@elsewhere.test"
+	refused = "outsider@example.org"
 )
 
 // mailInput is mailSolution's input for an e-mail with subject to
