@@ -88,7 +88,8 @@ FUZZ_TARGETS := \
 	./shared/webhook/:FuzzRunOf \
 	./shared/inbound/:FuzzParseStandardSignature ./shared/inbound/:FuzzParseStripeSignature ./shared/inbound/:FuzzParseGitHubSignature ./shared/inbound/:FuzzVerify \
 	./shared/webhookapi/:FuzzStatusChange ./shared/inboundapi/:FuzzDecodeMessage \
-	./shared/observed/:FuzzShapeItem ./shared/observed/:FuzzShapesFile
+	./shared/observed/:FuzzShapeItem ./shared/observed/:FuzzShapesFile \
+	./resolver/cli/console/:FuzzRewriteEmailHTML
 # Each function's deployed bootstrap size and cold-start init under the
 # RIE, next to a trivial handler built the same way, as ratios from one run:
 # fifteen rounds, one cold start of each function per round (docs/performance.md).

@@ -65,6 +65,9 @@ type Env struct {
 	// reviewPoll is how often the direct lane reads its review (tests
 	// shorten it); zero means defaultReviewPoll.
 	reviewPoll time.Duration
+	// consoleStop, when closed, ends toolgate review console as SIGTERM
+	// does (tests; nil: only a signal ends it).
+	consoleStop <-chan struct{}
 }
 
 // Run runs one command line (args without the program name) in the

@@ -117,6 +117,8 @@ func (a *app) reviewConsoleRun(cmd *cobra.Command, pos []string, o *consoleOptio
 		fmt.Fprintf(stderr, "toolgate review console: %v\n", err)
 		return ExitErrors
 	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	link := srv.OpenURL()
 	fmt.Fprintf(stdout, "review console: %s\n", link)
 	if f, ok := stdout.(interface{ Sync() error }); ok {
@@ -125,8 +127,6 @@ func (a *app) reviewConsoleRun(cmd *cobra.Command, pos []string, o *consoleOptio
 	if !o.noOpen {
 		openBrowser(link)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
@@ -135,11 +135,12 @@ func (a *app) reviewConsoleRun(cmd *cobra.Command, pos []string, o *consoleOptio
 		fmt.Fprintf(stderr, "toolgate review console: serve: %v\n", err)
 		return ExitErrors
 	case <-ctx.Done():
-		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		hs.Shutdown(shut)
-		return ExitOK
+	case <-a.env.consoleStop:
 	}
+	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	hs.Shutdown(shut)
+	return ExitOK
 }
 
 // stageDecisionURL reads the review-decision Function URL of stage from

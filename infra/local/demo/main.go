@@ -9,7 +9,8 @@
 // review.requested and tool.schema_changed through toolgate webhooks subscribe as the stack's
 // webhook admin, keeping only its secret's key in memory (subscribeHooks,
 // on the receiver of infra/local/hookreceiver);
-// starts a run as demo-author with a start proof; shows the pending review;
+// starts a run as demo-author with a start proof; shows the pending review
+// and prints the toolgate review console command a reviewer runs for it;
 // shows the author refused as its reviewer (four eyes), and the reviewer's
 // name signed with another account's keys refused too; approves it as
 // demo-reviewer, whose caller proof the STS stand-in checks; follows the run to its end; prints the run's ledger rows,
@@ -212,6 +213,9 @@ func run(ctx context.Context) error {
 	if _, err := toolgate("review", "show", id, "--endpoint", decision, "--as", reviewer); err != nil {
 		return err
 	}
+	// The same review in the browser (docs/reviews.md, "The review
+	// console"): printed for the reader to run, not run here.
+	fmt.Printf("  to review it in the browser: %s\n", consoleCommand(decision))
 
 	step("four eyes: the run's starter cannot approve its own review")
 	if _, err := toolgate("review", "approve", id, "--endpoint", decision, "--as", author); err == nil {
@@ -904,4 +908,12 @@ func follow(ctx context.Context, sf *sfn.Client, arn string, limit time.Duration
 	}
 	fmt.Printf("  %s\n", outcome.Status)
 	return outcome, nil
+}
+
+// consoleCommand is the one line a reviewer runs to read and decide the
+// demo's reviews in the browser (docs/reviews.md, "The review console"):
+// toolgate review console on the local review-decision endpoint, as the
+// demo's reviewer.
+func consoleCommand(endpoint string) string {
+	return "toolgate review console --endpoint " + endpoint + " --as " + reviewer
 }

@@ -94,3 +94,13 @@ func TestOnHTTPServiceRewritesEveryServiceAddress(t *testing.T) {
 		t.Errorf("the copy does not compile: %v", res.Diagnostics)
 	}
 }
+
+// The command make run prints next to the pending review parses as the
+// CLI's review console command line, on the local endpoint, as the demo's
+// reviewer.
+func TestConsoleCommandIsTheReviewersConsoleLine(t *testing.T) {
+	got := consoleCommand("http://127.0.0.1:9001")
+	if got != "toolgate review console --endpoint http://127.0.0.1:9001 --as demo-reviewer" || strings.Contains(got, "\n") {
+		t.Fatalf("consoleCommand = %q", got)
+	}
+}

@@ -19,7 +19,8 @@ import (
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
-// MaxDecided is how many recent decisions the list shows.
+// MaxDecided is how many recent decisions the list shows: approved and
+// rejected reviews together, newest decision first.
 const MaxDecided = 20
 
 var pages = template.Must(template.New("").Funcs(template.FuncMap{
@@ -304,7 +305,10 @@ func (s *Server) reviewPageOf(v review.View, form map[string][]string) reviewPag
 	}
 	p.Ask = askFields(v.Ask, form)
 	for _, name := range v.Editable {
-		val := jsonText(input[name])
+		// The field holds the member as it is (a string's own text), so
+		// that submitting it unchanged edits nothing; the page shows it
+		// escaped everywhere else.
+		val := editText(input[name])
 		if form != nil {
 			if f, ok := form["edit."+name]; ok && len(f) > 0 {
 				val = f[0]
@@ -313,6 +317,16 @@ func (s *Server) reviewPageOf(v review.View, form map[string][]string) reviewPag
 		p.Edits = append(p.Edits, editField{Name: invisible.Escape(name), Form: "edit." + name, Value: val, Multiline: strings.Contains(val, "\n") || len(val) > 80})
 	}
 	return p
+}
+
+// editText is a JSON string's own text, or any other JSON value's text:
+// an edit field's value, unescaped.
+func editText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(raw)
 }
 
 // jsonText is a JSON string's text, or any other JSON value's text,
@@ -571,7 +585,13 @@ func editsOf(v review.View, form map[string][]string) (map[string]json.RawMessag
 		var s string
 		var nv json.RawMessage
 		if len(orig) == 0 || json.Unmarshal(orig, &s) == nil {
-			nv, _ = json.Marshal(vs[0])
+			text := vs[0]
+			if !strings.Contains(s, "\r") {
+				// A textarea submits its line breaks as CRLF (HTML's form
+				// submission): the member's own line breaks are kept.
+				text = strings.ReplaceAll(text, "\r\n", "\n")
+			}
+			nv, _ = json.Marshal(text)
 		} else {
 			if !json.Valid([]byte(vs[0])) {
 				return nil, errors.New("edit." + invisible.Escape(name) + ": not a JSON value")

@@ -54,19 +54,25 @@ type Refusal struct {
 	Message string
 }
 
+// Error is "CODE: message".
 func (r *Refusal) Error() string { return r.Code + ": " + r.Message }
 
-// CookieName is the console's session cookie.
+// CookieName is the console's session cookie: 32 random bytes,
+// base64url, HttpOnly, SameSite=Strict, Path=/ (RFC 6265bis), set once
+// the capability is used.
 const CookieName = "toolgate_console"
 
 // CapabilityBytes and SessionBytes are the random bytes of the opening
-// capability and of the session cookie: 256 bits each, beyond guessing.
+// capability and of the session cookie: 256 bits each, beyond guessing;
+// both are written base64url without padding (RFC 4648 §5), 43
+// characters.
 const (
 	CapabilityBytes = 32
 	SessionBytes    = 32
 )
 
-// CSP is the Content-Security-Policy of every console page: nothing but
+// CSP is the Content-Security-Policy (W3C CSP Level 3) of every console
+// page: nothing but
 // the console's own stylesheet, countdown script and frame; no form posts
 // elsewhere, no base, never framed.
 const CSP = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; frame-src 'self'; child-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
@@ -108,8 +114,9 @@ type Server struct {
 //go:embed assets
 var assets embed.FS
 
-// New is a Server for cfg, with a fresh capability (Capability) and CSRF
-// key. An error when the randomness fails or the port is not 1 to 65535.
+// New is a Server for cfg, with a fresh capability (OpenURL), session
+// value and CSRF key. An error when cfg has no Backend, the port is not 1
+// to 65535 or the randomness fails.
 func New(cfg Config) (*Server, error) {
 	if cfg.Backend == nil {
 		return nil, errors.New("console: no backend")
@@ -174,9 +181,16 @@ func (s *Server) routes() {
 	s.mux = m
 }
 
-// ServeHTTP checks every request (Host, Fetch Metadata, Origin, session
-// cookie and, on POST, the CSRF token) before any route runs: a refused
-// request never reaches the Backend.
+// ServeHTTP checks every request before any route runs, so a refused
+// request never reaches the Backend: Host exactly 127.0.0.1:PORT (else
+// 421, RFC 9110 §15.5.20); Sec-Fetch-Site (W3C Fetch Metadata Request
+// Headers) same-origin, or none for a top-level GET navigation (else
+// 403); Origin, when present and on every POST, http://127.0.0.1:PORT
+// (RFC 6454; else 403); the session cookie (else 401); on POST a form
+// field csrf holding the page's token (else 403). /open is checked for
+// Host and Origin only, and refused from another site. Every answer
+// carries CSP and the no-sniff, no-referrer, no-store and
+// no-DNS-prefetch headers (docs/reviews.md, "The review console").
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", CSP)

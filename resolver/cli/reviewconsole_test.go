@@ -1,0 +1,235 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/toolgate/toolgate/infra/local"
+	"github.com/toolgate/toolgate/resolver/cli/console"
+	"github.com/toolgate/toolgate/shared/deployment"
+	"github.com/toolgate/toolgate/shared/review"
+)
+
+// A console command line the CLI cannot serve is refused with exit 2
+// before it listens.
+func TestReviewConsoleMisuseNamesTheBadFlag(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		args []string
+		says string
+	}{
+		{"no transport", []string{"review", "console"}, "pass --url"},
+		{"--stage with --url", []string{"review", "console", "--stage", "dev", "--url", "https://x.lambda-url.us-east-1.on.aws/"}, "--stage excludes"},
+		{"--stage with --endpoint", []string{"review", "console", "--stage", "dev", "--endpoint", "http://127.0.0.1:1", "--as", "a"}, "--stage excludes"},
+		{"--endpoint without --as", []string{"review", "console", "--endpoint", "http://127.0.0.1:1"}, "--endpoint needs --as"},
+		{"--as with --url", []string{"review", "console", "--url", "https://x.lambda-url.us-east-1.on.aws/", "--as", "a"}, "--as is for the local stack"},
+		{"a bad port", []string{"review", "console", "--port", "70000", "--endpoint", "http://127.0.0.1:1", "--as", "a"}, "--port 70000"},
+		{"an argument", []string{"review", "console", "rv_1", "--endpoint", "http://127.0.0.1:1", "--as", "a"}, "takes no arguments"},
+	} {
+		code, _, errs := run(c.args...)
+		if code != ExitMisuse || !strings.Contains(errs, c.says) {
+			t.Errorf("%s: exit %d, stderr %q; want %d saying %q", c.name, code, errs, ExitMisuse, c.says)
+		}
+	}
+}
+
+var consoleLine = regexp.MustCompile(`^review console: (http://127\.0\.0\.1:[0-9]+)/open\?c=[A-Za-z0-9_-]{43}\n$`)
+
+// The console on the local stack's review-decision (under the RIE, the
+// STS stand-in proving --as): it prints exactly one line, its link opens
+// it once, the page lists the pending review, and approving it from the
+// page decides it as the reviewer, signed by the CLI.
+func TestReviewConsoleLocalApprovesFromThePage(t *testing.T) {
+	t.Parallel()
+	e := newReviewEnv(t)
+	r := e.pending(t, "token-console-1")
+	pr, pw := io.Pipe()
+	stop := make(chan struct{})
+	var errb strings.Builder
+	vars := maps.Clone(e.cli)
+	exited := make(chan int, 1)
+	go func() {
+		exited <- RunWith([]string{"review", "console", "--no-open", "--endpoint", e.decision.Endpoint(), "--as", "alice"},
+			Env{Getenv: func(k string) string { return vars[k] }, LoadAWSConfig: local.AWSConfigLoader(vars), Stdout: pw, Stderr: &errb, consoleStop: stop})
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	m := consoleLine.FindStringSubmatch(line)
+	if err != nil || m == nil {
+		t.Fatalf("stdout %q, %v; want one line %s", line, err, consoleLine)
+	}
+	go io.Copy(io.Discard, pr)
+	origin := m[1]
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }, Timeout: time.Minute}
+	do := func(method, target string, form url.Values, cookie string) (*http.Response, string) {
+		t.Helper()
+		var body io.Reader
+		if form != nil {
+			body = strings.NewReader(form.Encode())
+		}
+		req, _ := http.NewRequest(method, target, body)
+		req.Header.Set("Sec-Fetch-Site", "same-origin")
+		req.Header.Set("Sec-Fetch-Mode", "navigate")
+		req.Header.Set("Sec-Fetch-Dest", "document")
+		if form != nil {
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.Header.Set("Origin", origin)
+		}
+		if cookie != "" {
+			req.AddCookie(&http.Cookie{Name: console.CookieName, Value: cookie})
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	link := strings.TrimPrefix(strings.TrimSuffix(line, "\n"), "review console: ")
+	resp, _ := do(http.MethodGet, link, nil, "")
+	if resp.StatusCode != http.StatusSeeOther || len(resp.Cookies()) != 1 {
+		t.Fatalf("open: %d %v", resp.StatusCode, resp.Cookies())
+	}
+	cookie := resp.Cookies()[0].Value
+	if resp, _ := do(http.MethodGet, link, nil, ""); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("second open: %d; want 403", resp.StatusCode)
+	}
+	resp, body := do(http.MethodGet, origin+"/", nil, cookie)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `data-review-id="`+r.ID+`"`) {
+		t.Fatalf("list: %d %s\n%s", resp.StatusCode, body, errb.String())
+	}
+	resp, body = do(http.MethodGet, origin+"/reviews/"+r.ID, nil, cookie)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, r.InputDigest) || !strings.Contains(body, "Weekly digest") {
+		t.Fatalf("show: %d %s", resp.StatusCode, body)
+	}
+	token := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(body)[1]
+	form := url.Values{"csrf": {token}, "digest": {r.InputDigest}, "decision": {"approve"}, "reason": {"read in the console"}}
+	if resp, body := do(http.MethodPost, origin+"/reviews/"+r.ID+"/decide", form, cookie); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("approve: %d %s", resp.StatusCode, body)
+	}
+	if calls := e.sfn.Calls("token-console-1"); len(calls) != 1 || calls[0].Action != "SendTaskSuccess" || !strings.Contains(calls[0].Output, `"reason":"read in the console"`) {
+		t.Fatalf("Step Functions calls %+v", calls)
+	}
+	resp, body = do(http.MethodGet, origin+"/reviews/"+r.ID, nil, cookie)
+	if !strings.Contains(body, `id="outcome"`) || !strings.Contains(body, "approved by "+as("alice")) {
+		t.Fatalf("after approving: %d %s", resp.StatusCode, body)
+	}
+	// A decision bound to another digest than the review's is refused.
+	r2 := e.pending(t, "token-console-2")
+	form = url.Values{"csrf": {token}, "digest": {"sha256:" + strings.Repeat("0", 64)}, "decision": {"approve"}}
+	_, body = do(http.MethodGet, origin+"/reviews/"+r2.ID, nil, cookie)
+	form.Set("csrf", regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(body)[1])
+	if resp, body := do(http.MethodPost, origin+"/reviews/"+r2.ID+"/decide", form, cookie); resp.StatusCode < 400 || !strings.Contains(body, `id="refusal"`) {
+		t.Fatalf("approve with another digest: %d %s", resp.StatusCode, body)
+	}
+	if calls := e.sfn.Calls("token-console-2"); len(calls) != 0 {
+		t.Fatalf("a decision on another digest reached Step Functions: %+v", calls)
+	}
+	if strings.Contains(errb.String(), cookie) || strings.Contains(errb.String(), strings.TrimPrefix(link, origin+"/open?c=")) {
+		t.Fatalf("the console's log holds the cookie or the capability: %s", errb.String())
+	}
+	close(stop)
+	if code := <-exited; code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+}
+
+// --stage S reads review-decision's Function URL from SSM (the SSM
+// stand-in) and the console's requests go to it, SigV4-signed with a
+// caller proof; a stage without the parameter stops it with exit 1
+// naming the parameter.
+func TestReviewConsoleStageReadsTheFunctionURLFromSSM(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var seen []*http.Request
+	fn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Clone(context.Background()))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		io.WriteString(w, `{"error":{"code":"REVIEW_FORBIDDEN","message":"not a reviewer"}}`)
+	}))
+	t.Cleanup(fn.Close)
+	ssmd, err := local.StartSSM(map[string]string{deployment.ReviewDecisionURLParam("dev"): fn.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ssmd.Close() })
+	vars := localAWS().with(map[string]string{"AWS_ENDPOINT_URL": ssmd.Endpoint()})
+
+	if code, _, errs := vars.run("review", "console", "--no-open", "--stage", "nope"); code != ExitErrors || !strings.Contains(errs, deployment.ReviewDecisionURLParam("nope")) {
+		t.Fatalf("a stage without the parameter: exit %d %q", code, errs)
+	}
+
+	pr, pw := io.Pipe()
+	stop := make(chan struct{})
+	exited := make(chan int, 1)
+	var errb strings.Builder
+	go func() {
+		exited <- RunWith([]string{"review", "console", "--no-open", "--stage", "dev"},
+			Env{Getenv: func(k string) string { return vars[k] }, LoadAWSConfig: local.AWSConfigLoader(vars), Stdout: pw, Stderr: &errb, consoleStop: stop})
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	m := consoleLine.FindStringSubmatch(line)
+	if err != nil || m == nil {
+		t.Fatalf("stdout %q, %v", line, err)
+	}
+	go io.Copy(io.Discard, pr)
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }, Timeout: time.Minute}
+	get := func(target, cookie string) (*http.Response, string) {
+		req, _ := http.NewRequest(http.MethodGet, target, nil)
+		req.Header.Set("Sec-Fetch-Site", "none")
+		req.Header.Set("Sec-Fetch-Mode", "navigate")
+		req.Header.Set("Sec-Fetch-Dest", "document")
+		if cookie != "" {
+			req.AddCookie(&http.Cookie{Name: console.CookieName, Value: cookie})
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	resp, _ := get(strings.TrimPrefix(strings.TrimSuffix(line, "\n"), "review console: "), "")
+	if resp.StatusCode != http.StatusSeeOther || len(resp.Cookies()) != 1 {
+		t.Fatalf("open: %d", resp.StatusCode)
+	}
+	resp, body := get(m[1]+"/", resp.Cookies()[0].Value)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, "you are not a reviewer") {
+		t.Fatalf("list: %d %s", resp.StatusCode, body)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) == 0 {
+		t.Fatal("the console called no Function URL")
+	}
+	for _, r := range seen {
+		if !strings.HasPrefix(r.URL.Path, "/reviews") && !strings.HasPrefix(r.URL.Path, "/parks") ||
+			!strings.HasPrefix(r.Header.Get("Authorization"), "AWS4-HMAC-SHA256 ") || r.Header.Get(review.ProofHeader) == "" {
+			t.Errorf("%s %s: want a SigV4-signed request with a caller proof (Authorization %q)", r.Method, r.URL, r.Header.Get("Authorization"))
+		}
+	}
+	if strings.Contains(body, seen[0].Header.Get(review.ProofHeader)) {
+		t.Fatal("the page holds a caller proof")
+	}
+	close(stop)
+	if code := <-exited; code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+}
