@@ -182,7 +182,11 @@ func (b *browser) keepScreenshot(t *testing.T) string {
 		t.Logf("screenshot: %v", err)
 		return ""
 	}
-	t.Logf("screenshot of the page: %s", path)
+	if os.Getenv(envScreenshotDir) == "" {
+		t.Logf("screenshot of the page: %s (kept with go test -artifacts, or set %s)", path, envScreenshotDir)
+	} else {
+		t.Logf("screenshot of the page: %s", path)
+	}
 	return path
 }
 
