@@ -144,7 +144,7 @@ func TestPendingEmailReviewShowsTheCallAsSentAndItsHTMLPartReachesNothing(t *tes
 	if sb := eval[string](t, b, `document.querySelector("iframe#html-body").getAttribute("sandbox")`); sb != "" {
 		t.Errorf("iframe#html-body sandbox=%q, want no tokens", sb)
 	}
-	b.clickFrameCentre(t)
+	b.clickInFrame(t, "a")
 	if got := waitForRequests(c, 1); len(got) != 0 {
 		t.Fatalf("the e-mail's HTML part reached the canary: %v", got)
 	}

@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -24,8 +25,8 @@ import (
 
 // leakyHTML is an e-mail's HTML part that tries every way the console must
 // stop to reach the canaries at base: a script that fetches, a meta
-// refresh, a remote image, a CSS url() and a link (#canary-link, covering
-// the frame so that a click at the frame's centre follows it).
+// refresh, a remote image, a CSS url() and a link (#canary-link) a test
+// clicks.
 // The refresh waits refresh seconds (0 in a test of a guarded frame, so
 // that it would fire at once).
 func leakyHTML(base string, refresh int) string {
@@ -35,7 +36,7 @@ func leakyHTML(base string, refresh int) string {
 </head><body>
 <script>fetch("` + base + `/script-fetch"); new Image().src = "` + base + `/script-image";</script>
 <p>Hello <img src="` + base + `/remote-image" alt="logo"></p>
-<a id="canary-link" href="` + base + `/clicked-link" style="display:block;height:100vh">read more</a>
+<a id="canary-link" href="` + base + `/clicked-link">read more</a>
 </body></html>`
 }
 
@@ -76,14 +77,19 @@ func framedPage(t *testing.T, body string, guarded bool) *httptest.Server {
 	return srv
 }
 
-// clickFrameCentre clicks the centre of iframe#html-body with the mouse,
-// as a reader would: the click lands on what the frame shows there.
-func (b *browser) clickFrameCentre(t *testing.T) {
+// clickInFrame clicks the element the CSS selector matches inside
+// iframe#html-body with the mouse, at the element's own place.
+func (b *browser) clickInFrame(t *testing.T, sel string) {
 	t.Helper()
-	type rect struct{ X, Y float64 }
-	r := eval[rect](t, b, `(() => { const r = document.querySelector("iframe#html-body").getBoundingClientRect();
-		return {X: r.left + r.width / 2, Y: r.top + r.height / 2}; })()`)
-	b.do(t, chromedp.MouseClickXY(r.X, r.Y))
+	ctx, cancel := context.WithTimeout(b.ctx, 15*time.Second)
+	defer cancel()
+	frames, err := chromedp.Run(ctx, chromedp.Nodes(chromedp.CSS("iframe#html-body"), chromedp.Populate(-1, true)))
+	if err != nil || len(frames) == 0 {
+		t.Fatalf("iframe#html-body: %v", err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(sel), chromedp.FromNode(frames[0]))); err != nil {
+		t.Fatalf("click %s in iframe#html-body: %v", sel, err)
+	}
 }
 
 // settle is how long a test waits for requests that must not come: the
@@ -114,7 +120,7 @@ func TestCanaryCountsWhatAnUnguardedFrameSends(t *testing.T) {
 		t.Fatalf("an unguarded frame's script, image and CSS reached the canary %d times (%v); want at least 3: the canary would not see a leak", len(got), got)
 	}
 	before := len(c.requests())
-	b.clickFrameCentre(t)
+	b.clickInFrame(t, "#canary-link")
 	got := waitForRequests(c, before+1)
 	if !strings.Contains(strings.Join(got[before:], " "), "/clicked-link") {
 		t.Fatalf("a click at the frame's centre did not follow its link: the canary received %v", got)
@@ -127,7 +133,7 @@ func TestSandboxedFrameUnderTheConsolePolicyReachesNoCanary(t *testing.T) {
 	page := framedPage(t, leakyHTML(c.url(""), 0), true)
 	b := newBrowser(t)
 	b.do(t, chromedp.Navigate(page.URL+"/"), chromedp.WaitReady(chromedp.CSS("#tool")))
-	b.clickFrameCentre(t)
+	b.clickInFrame(t, "#canary-link")
 	if got := waitForRequests(c, 1); len(got) != 0 {
 		t.Fatalf("the sandboxed HTML part reached the canary: %v", got)
 	}
