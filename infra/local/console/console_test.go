@@ -92,7 +92,12 @@ func (b *browser) submit(t *testing.T, button, want string) string {
 	eval[bool](t, b, `document.documentElement.dataset.submitted = "1"; true`)
 	b.do(t, chromedp.Click(chromedp.CSS(button)))
 	deadline := time.Now().Add(30 * time.Second)
-	for eval[string](t, b, `document.readyState === "complete" && !document.documentElement.dataset.submitted ? "loaded" : ""`) == "" {
+	for {
+		// An evaluation while the old page unloads may fail: poll again.
+		loaded, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](`document.readyState === "complete" && !document.documentElement.dataset.submitted`))
+		if err == nil && loaded {
+			break
+		}
 		if time.Now().After(deadline) {
 			t.Fatalf("clicking %s loaded no new page within 30 s", button)
 		}
