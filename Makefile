@@ -5,7 +5,7 @@ OUT     ?= out
 # Go packages that make test covers (the CDK app, when it exists, is its own package).
 PKGS    ?= ./...
 
-.PHONY: all build deps test lint bench run fuzz size clean synth deploy
+.PHONY: all build deps test lint bench run fuzz size clean synth deploy docs-screenshot
 
 all: build
 
@@ -119,6 +119,15 @@ run: deps build
 	  fi; \
 	done; exit $$fail
 	$(GO) run ./infra/local/demo
+
+# docs/images/review-console.png, which docs/reviews.md shows: the review
+# console in headless Chromium (apt-get install -y chromium-headless-shell)
+# showing the reviews demo's pending e-mail review on the local stack
+# (infra/local/console, TestDocsScreenshotOfTheDemoReview). Not part of test.
+docs-screenshot: deps
+	@mkdir -p docs/images
+	TOOLGATE_REQUIRE_BROWSER=1 TOOLGATE_DOCS_SCREENSHOT=$(CURDIR)/docs/images/review-console.png \
+	  $(GO) test -count=1 -v -timeout 10m -run '^TestDocsScreenshotOfTheDemoReview$$' ./infra/local/console
 
 # The CDK app (infra/, docs/infra.md): the CLI and jsii keep their caches
 # inside the repository, send no telemetry, and Node 20's end-of-life banner

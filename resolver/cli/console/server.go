@@ -77,6 +77,13 @@ const (
 // elsewhere, no base, never framed.
 const CSP = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; frame-src 'self'; child-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 
+// ReferrerPolicy is the Referrer-Policy of every console answer
+// (W3C Referrer Policy): same-origin sends no Referer to any other
+// origin, and keeps the page's Origin on its own form posts, which the
+// Origin check needs; under no-referrer a browser sends "Origin: null"
+// on a form POST (WHATWG Fetch, "serializing a request origin").
+const ReferrerPolicy = "same-origin"
+
 // FrameCSP is the Content-Security-Policy of an e-mail's HTML part: inline
 // styles only, and the sandbox directive without tokens (no script, no
 // navigation, no form, an opaque origin).
@@ -189,13 +196,13 @@ func (s *Server) routes() {
 // (RFC 6454; else 403); the session cookie (else 401); on POST a form
 // field csrf holding the page's token (else 403). /open is checked for
 // Host and Origin only, and refused from another site. Every answer
-// carries CSP and the no-sniff, no-referrer, no-store and
+// carries CSP and the no-sniff, same-origin referrer, no-store and
 // no-DNS-prefetch headers (docs/reviews.md, "The review console").
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", CSP)
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Referrer-Policy", ReferrerPolicy)
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-DNS-Prefetch-Control", "off")
 	h.Set("X-Frame-Options", "DENY")
