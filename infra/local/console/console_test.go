@@ -80,7 +80,35 @@ func openConsole(t *testing.T, e *env, as string) (*console, *browser) {
 func (b *browser) openReview(t *testing.T, id string) {
 	t.Helper()
 	row := fmt.Sprintf(`#pending tr[data-review-id=%q]`, id)
-	b.do(t, chromedp.WaitReady(chromedp.CSS(row)), chromedp.Click(chromedp.CSS(row+" a.open-review")), chromedp.WaitReady(chromedp.CSS("#approve-button")))
+	b.do(t, chromedp.WaitReady(chromedp.CSS(row)))
+	b.follow(t, "the link to review "+id, chromedp.Click(chromedp.CSS(row+" a.open-review")))
+	if path := eval[string](t, b, "location.pathname"); path != "/reviews/"+id {
+		t.Fatalf("the link to review %s led to %s", id, path)
+	}
+	b.do(t, chromedp.WaitReady(chromedp.CSS("#approve-button")))
+}
+
+// follow runs action, which leaves the page (a click on a link or on a
+// form's button), and returns once the browser has loaded the page it
+// leads to: the old page is marked first, so that neither it nor a
+// half-loaded new one is taken for the answer (nodes of a page being
+// replaced are gone before an action on them runs).
+func (b *browser) follow(t *testing.T, what string, action chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	eval[bool](t, b, `document.documentElement.dataset.left = "1"; true`)
+	b.do(t, action)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		// An evaluation while the old page unloads may fail: poll again.
+		loaded, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](`document.readyState === "complete" && !document.documentElement.dataset.left`))
+		if err == nil && loaded {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s loaded no new page within 30 s", what)
+		}
+		time.Sleep(50 * time.Millisecond) // a poll with a deadline: the browser loads the next page
+	}
 }
 
 // submit clicks the button that submits a form, waits for the page
@@ -89,20 +117,7 @@ func (b *browser) openReview(t *testing.T, id string) {
 // so that a refusal of the console's own (a plain 4xx page) reads as one.
 func (b *browser) submit(t *testing.T, button, want string) string {
 	t.Helper()
-	eval[bool](t, b, `document.documentElement.dataset.submitted = "1"; true`)
-	b.do(t, chromedp.Click(chromedp.CSS(button)))
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		// An evaluation while the old page unloads may fail: poll again.
-		loaded, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](`document.readyState === "complete" && !document.documentElement.dataset.submitted`))
-		if err == nil && loaded {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("clicking %s loaded no new page within 30 s", button)
-		}
-		time.Sleep(50 * time.Millisecond) // a poll with a deadline: the browser loads the answer to the form
-	}
+	b.follow(t, "clicking "+button, chromedp.Click(chromedp.CSS(button)))
 	if eval[int](t, b, fmt.Sprintf(`document.querySelectorAll(%q).length`, want)) == 0 {
 		t.Fatalf("clicking %s led to %s, which shows no %s: %q", button, eval[string](t, b, "location.href"), want,
 			strings.Join(strings.Fields(eval[string](t, b, "document.body ? document.body.innerText : ''")), " "))

@@ -46,6 +46,18 @@ var suite struct {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	if code != 0 && suite.st != nil {
+		// A failed run shows the end of review-decision's output (its
+		// RIE's and the function's logs: request ids, error classes and
+		// codes, never an input): a function that stopped answering says
+		// why there.
+		for _, p := range suite.st.Processes() {
+			if strings.HasPrefix(p.Name, "rie:review-decision") {
+				out := p.Stdout() + p.Stderr()
+				fmt.Fprintf(os.Stderr, "--- the end of %s's output:\n%s\n", p.Name, out[max(0, len(out)-4000):])
+			}
+		}
+	}
 	if suite.st != nil {
 		suite.st.Stop()
 		os.RemoveAll(suite.st.Dir)
