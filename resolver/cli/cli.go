@@ -61,13 +61,14 @@ type Env struct {
 	// Stdin is what toolgate credentials set --from-stdin reads the
 	// secret from; nil: no standard input (that command refuses).
 	Stdin io.Reader
+	// Stop, when closed, ends a command that serves until a signal
+	// (toolgate review console) as SIGTERM does: it stops serving and
+	// exits 0. Nil: only SIGINT or SIGTERM ends it.
+	Stop <-chan struct{}
 
 	// reviewPoll is how often the direct lane reads its review (tests
 	// shorten it); zero means defaultReviewPoll.
 	reviewPoll time.Duration
-	// consoleStop, when closed, ends toolgate review console as SIGTERM
-	// does (tests; nil: only a signal ends it).
-	consoleStop <-chan struct{}
 }
 
 // Run runs one command line (args without the program name) in the

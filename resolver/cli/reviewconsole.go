@@ -146,7 +146,7 @@ func (a *app) reviewConsoleRun(cmd *cobra.Command, pos []string, o *consoleOptio
 		fmt.Fprintf(stderr, "toolgate review console: serve: %v\n", err)
 		return ExitErrors
 	case <-ctx.Done():
-	case <-a.env.consoleStop:
+	case <-a.env.Stop:
 	}
 	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

@@ -61,7 +61,7 @@ func TestReviewConsoleLocalApprovesFromThePage(t *testing.T) {
 	exited := make(chan int, 1)
 	go func() {
 		exited <- RunWith([]string{"review", "console", "--no-open", "--endpoint", e.decision.Endpoint(), "--as", "alice"},
-			Env{Getenv: func(k string) string { return vars[k] }, LoadAWSConfig: local.AWSConfigLoader(vars), Stdout: pw, Stderr: &errb, consoleStop: stop})
+			Env{Getenv: func(k string) string { return vars[k] }, LoadAWSConfig: local.AWSConfigLoader(vars), Stdout: pw, Stderr: &errb, Stop: stop})
 		pw.Close()
 	}()
 	line, err := bufio.NewReader(pr).ReadString('\n')
@@ -180,7 +180,7 @@ func TestReviewConsoleStageReadsTheFunctionURLFromSSM(t *testing.T) {
 	var errb strings.Builder
 	go func() {
 		exited <- RunWith([]string{"review", "console", "--no-open", "--stage", "dev"},
-			Env{Getenv: func(k string) string { return vars[k] }, LoadAWSConfig: local.AWSConfigLoader(vars), Stdout: pw, Stderr: &errb, consoleStop: stop})
+			Env{Getenv: func(k string) string { return vars[k] }, LoadAWSConfig: local.AWSConfigLoader(vars), Stdout: pw, Stderr: &errb, Stop: stop})
 		pw.Close()
 	}()
 	line, err := bufio.NewReader(pr).ReadString('\n')

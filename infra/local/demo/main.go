@@ -214,8 +214,11 @@ func run(ctx context.Context) error {
 		return err
 	}
 	// The same review in the browser (docs/reviews.md, "The review
-	// console"): printed for the reader to run, not run here.
-	fmt.Printf("  to review it in the browser: %s\n", consoleCommand(decision))
+	// console").
+	step("the review console: the same pending review, for a reviewer's browser")
+	if err := showConsole(ctx, decision, id); err != nil {
+		return err
+	}
 
 	step("four eyes: the run's starter cannot approve its own review")
 	if _, err := toolgate("review", "approve", id, "--endpoint", decision, "--as", author); err == nil {
@@ -908,12 +911,4 @@ func follow(ctx context.Context, sf *sfn.Client, arn string, limit time.Duration
 	}
 	fmt.Printf("  %s\n", outcome.Status)
 	return outcome, nil
-}
-
-// consoleCommand is the one line a reviewer runs to read and decide the
-// demo's reviews in the browser (docs/reviews.md, "The review console"):
-// toolgate review console on the local review-decision endpoint, as the
-// demo's reviewer.
-func consoleCommand(endpoint string) string {
-	return "toolgate review console --endpoint " + endpoint + " --as " + reviewer
 }

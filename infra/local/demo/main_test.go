@@ -100,7 +100,7 @@ func TestOnHTTPServiceRewritesEveryServiceAddress(t *testing.T) {
 // reviewer.
 func TestConsoleCommandIsTheReviewersConsoleLine(t *testing.T) {
 	got := consoleCommand("http://127.0.0.1:9001")
-	if got != "toolgate review console --endpoint http://127.0.0.1:9001 --as demo-reviewer" || strings.Contains(got, "\n") {
+	if got != "bin/toolgate review console --endpoint http://127.0.0.1:9001 --as demo-reviewer" || strings.Contains(got, "\n") {
 		t.Fatalf("consoleCommand = %q", got)
 	}
 }
