@@ -35,6 +35,8 @@ type recordingBackend struct {
 	calls   []string
 	decided []decideCall
 	refuse  error
+	// parkDigests are the digests ParkDecide was bound to, in order.
+	parkDigests []string
 }
 
 type decideCall struct {
@@ -100,8 +102,9 @@ func (b *recordingBackend) ParkShow(_ context.Context, id string) (park.View, er
 	return b.park, nil
 }
 
-func (b *recordingBackend) ParkDecide(_ context.Context, id, decision, reason string) (park.DecideResult, error) {
+func (b *recordingBackend) ParkDecide(_ context.Context, id, decision, digest, reason string) (park.DecideResult, error) {
 	b.calls = append(b.calls, "park decide "+id+" "+decision)
+	b.parkDigests = append(b.parkDigests, digest)
 	if id != b.park.ParkID || decision != "approve" && decision != "reject" && decision != "resume" {
 		b.t.Errorf("ParkDecide(%q, %q)", id, decision)
 	}
@@ -458,9 +461,36 @@ func TestParkPageShowsChangedPointersWithTheirClass(t *testing.T) {
 		}
 	}
 	token := csrfField.FindStringSubmatch(body)[1]
-	w = serve(s, sameOrigin(http.MethodPost, "/parks/pk_aaaaaaaaaaaaaaaaaaaaaaaaaa/decide", url.Values{"csrf": {token}, "decision": {"approve"}}, cookie))
+	w = serve(s, sameOrigin(http.MethodPost, "/parks/pk_aaaaaaaaaaaaaaaaaaaaaaaaaa/decide", url.Values{"csrf": {token}, "decision": {"approve"}, "digest": {"sha256:bb"}}, cookie))
 	if w.Code != http.StatusSeeOther || b.calls[len(b.calls)-1] != "park decide pk_aaaaaaaaaaaaaaaaaaaaaaaaaa approve" {
 		t.Fatalf("park approve: %d %v", w.Code, b.calls)
+	}
+}
+
+// A park decision is bound to the current definition's digest the page
+// showed, carried by the form, never to one read again at decision time:
+// a definition that changed again after the page was rendered (another
+// breaking change) must not be approved from the old page.
+func TestParkDecisionIsBoundToTheDigestThePageShowed(t *testing.T) {
+	b := newBackend(t)
+	s, _ := newServer(t, b, 10)
+	cookie := open(t, s)
+	body := serve(s, sameOrigin(http.MethodGet, "/parks/pk_aaaaaaaaaaaaaaaaaaaaaaaaaa", nil, cookie)).Body.String()
+	for _, form := range []string{"approve", "reject"} {
+		if !regexp.MustCompile(`<form id="` + form + `"[^>]*>\n(?:<input[^>]*>\n)*<input type="hidden" name="digest" value="sha256:bb">`).MatchString(body) {
+			t.Errorf("the %s form does not carry the digest the page shows", form)
+		}
+	}
+	token := csrfField.FindStringSubmatch(body)[1]
+	// The definition changes again while the page is open.
+	b.park.CurrentDigest = "sha256:cc"
+	w := serve(s, sameOrigin(http.MethodPost, "/parks/pk_aaaaaaaaaaaaaaaaaaaaaaaaaa/decide", url.Values{"csrf": {token}, "decision": {"approve"}, "digest": {"sha256:bb"}}, cookie))
+	if w.Code != http.StatusSeeOther || len(b.parkDigests) != 1 || b.parkDigests[0] != "sha256:bb" {
+		t.Fatalf("approve from the old page: %d, bound to %v; want the shown sha256:bb", w.Code, b.parkDigests)
+	}
+	w = serve(s, sameOrigin(http.MethodPost, "/parks/pk_aaaaaaaaaaaaaaaaaaaaaaaaaa/decide", url.Values{"csrf": {token}, "decision": {"approve"}}, cookie))
+	if w.Code != http.StatusBadRequest || len(b.parkDigests) != 1 || !strings.Contains(w.Body.String(), `id="refusal"`) {
+		t.Fatalf("a form without the digest: %d, backend bound %v; want 400 before the backend", w.Code, b.parkDigests)
 	}
 }
 

@@ -908,7 +908,14 @@ func (s *Server) decidePark(w http.ResponseWriter, r *http.Request) {
 		reshow(http.StatusBadRequest, "choose approve, reject or resume")
 		return
 	}
-	if _, err := s.b.ParkDecide(ctx, id, decision, reason); err != nil {
+	// The digest the page showed, as a review's decision carries it: a
+	// form without it (a page of an older console) is read again.
+	digest, ok := r.PostForm["digest"]
+	if !ok || len(digest) != 1 {
+		reshow(http.StatusBadRequest, "the form does not name the definition digest it shows; reload the page")
+		return
+	}
+	if _, err := s.b.ParkDecide(ctx, id, decision, digest[0], reason); err != nil {
 		s.log.Warn("console park decision refused", "path", r.URL.Path, "reason", refusalCode(err))
 		reshow(refusalStatus(err), refusalText(err))
 		return

@@ -42,9 +42,10 @@ type Backend interface {
 	// ParkShow is one park.
 	ParkShow(ctx context.Context, id string) (park.View, error)
 	// ParkDecide approves, rejects or resumes park id, bound
-	// (review.ParkDecideBinding) to the park's current digest as
-	// `toolgate parked` binds it.
-	ParkDecide(ctx context.Context, id, decision, reason string) (park.DecideResult, error)
+	// (review.ParkDecideBinding) to digest, the current definition's
+	// digest the page showed (never read again at decision time: a
+	// definition changed again since is refused by review-decision).
+	ParkDecide(ctx context.Context, id, decision, digest, reason string) (park.DecideResult, error)
 }
 
 // Refusal is review-decision's refusal of a request: its error code
