@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -42,6 +43,21 @@ func TestReviewConsoleMisuseNamesTheBadFlag(t *testing.T) {
 			t.Errorf("%s: exit %d, stderr %q; want %d saying %q", c.name, code, errs, ExitMisuse, c.says)
 		}
 	}
+}
+
+// sessionCookieName is the session cookie's name of the console that
+// target (a URL on 127.0.0.1:PORT) reaches.
+func sessionCookieName(t *testing.T, target string) string {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := strconv.Atoi(u.Port())
+	if err != nil {
+		t.Fatalf("%s names no port", target)
+	}
+	return console.SessionCookieName(p)
 }
 
 var consoleLine = regexp.MustCompile(`^review console: (http://127\.0\.0\.1:[0-9]+)/open\?c=[A-Za-z0-9_-]{43}\n$`)
@@ -87,7 +103,7 @@ func TestReviewConsoleLocalApprovesFromThePage(t *testing.T) {
 			req.Header.Set("Origin", origin)
 		}
 		if cookie != "" {
-			req.AddCookie(&http.Cookie{Name: console.CookieName, Value: cookie})
+			req.AddCookie(&http.Cookie{Name: sessionCookieName(t, target), Value: cookie})
 		}
 		resp, err := client.Do(req)
 		if err != nil {
@@ -196,7 +212,7 @@ func TestReviewConsoleStageReadsTheFunctionURLFromSSM(t *testing.T) {
 		req.Header.Set("Sec-Fetch-Mode", "navigate")
 		req.Header.Set("Sec-Fetch-Dest", "document")
 		if cookie != "" {
-			req.AddCookie(&http.Cookie{Name: console.CookieName, Value: cookie})
+			req.AddCookie(&http.Cookie{Name: sessionCookieName(t, target), Value: cookie})
 		}
 		resp, err := client.Do(req)
 		if err != nil {

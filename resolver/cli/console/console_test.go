@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"regexp"
@@ -178,7 +179,7 @@ func sameOrigin(method, target string, form url.Values, cookie string) *http.Req
 	r.Header.Set("Sec-Fetch-Mode", "navigate")
 	r.Header.Set("Sec-Fetch-Dest", "document")
 	if cookie != "" {
-		r.AddCookie(&http.Cookie{Name: CookieName, Value: cookie})
+		r.AddCookie(&http.Cookie{Name: SessionCookieName(port), Value: cookie})
 	}
 	return r
 }
@@ -198,7 +199,7 @@ func open(t *testing.T, s *Server) string {
 		t.Fatalf("open: %d %q; want 303 to /", w.Code, w.Header().Get("Location"))
 	}
 	for _, c := range w.Result().Cookies() {
-		if c.Name == CookieName {
+		if c.Name == SessionCookieName(port) {
 			if !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Path != "/" {
 				t.Fatalf("cookie %+v: want HttpOnly, SameSite=Strict, Path=/", c)
 			}
@@ -598,6 +599,42 @@ func TestAScalarInputIsShown(t *testing.T) {
 	}
 }
 
+// Two consoles at once (two stages, two shells) on two ports of
+// 127.0.0.1: a browser's cookie jar ignores ports, so each console's
+// session cookie needs a name of its own, or opening the second one
+// overwrites the first one's cookie and locks it out.
+func TestTwoConsolesAtOnceKeepTheirOwnSessions(t *testing.T) {
+	b := newBackend(t)
+	first, _ := newServer(t, b, 16)
+	second, err := New(Config{Backend: b, Port: port + 1, Now: func() time.Time { return now }, Random: rand.NewChaCha8([32]byte{17})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jar, _ := cookiejar.New(nil)
+	through := func(s *Server, target string, site string) *httptest.ResponseRecorder {
+		u, _ := url.Parse(target)
+		r := navigate(u.RequestURI())
+		r.Host = u.Host
+		r.Header.Set("Sec-Fetch-Site", site)
+		for _, c := range jar.Cookies(u) {
+			r.AddCookie(c)
+		}
+		w := serve(s, r)
+		jar.SetCookies(u, w.Result().Cookies())
+		return w
+	}
+	for _, s := range []*Server{first, second} {
+		if w := through(s, s.OpenURL(), "none"); w.Code != http.StatusSeeOther {
+			t.Fatalf("open %s: %d", s.OpenURL(), w.Code)
+		}
+	}
+	for _, s := range []*Server{first, second} {
+		if w := through(s, s.origin+"/", "same-origin"); w.Code != http.StatusOK {
+			t.Errorf("%s with both consoles open: %d; want 200", s.origin, w.Code)
+		}
+	}
+}
+
 // Another server on 127.0.0.1 (any port: cookies ignore ports) can set a
 // cookie of the console's name with a longer Path, which the browser then
 // sends first: the console's own cookie beside it still opens the page.
@@ -606,8 +643,8 @@ func TestACookieTossedByAnotherPortDoesNotShadowTheSession(t *testing.T) {
 	s, _ := newServer(t, b, 15)
 	cookie := open(t, s)
 	r := sameOrigin(http.MethodGet, "/reviews/rv_1", nil, "")
-	r.AddCookie(&http.Cookie{Name: CookieName, Value: "tossed-by-127.0.0.1:8080"})
-	r.AddCookie(&http.Cookie{Name: CookieName, Value: cookie})
+	r.AddCookie(&http.Cookie{Name: SessionCookieName(port), Value: "tossed-by-127.0.0.1:8080"})
+	r.AddCookie(&http.Cookie{Name: SessionCookieName(port), Value: cookie})
 	if w := serve(s, r); w.Code != http.StatusOK {
 		t.Fatalf("status %d; want 200 with the console's cookie second", w.Code)
 	}
@@ -667,3 +704,48 @@ func TestReplyToIsShownWhenTheShowAnswerLacksIt(t *testing.T) {
 		t.Fatalf("reply_to is not shown:\n%s", page)
 	}
 }
+
+// A hostile or broken review-decision answer is shown, never run: HTML
+// in every string member of a review, a park and a refusal is escaped by
+// html/template, and no member becomes a link's address of its own.
+func TestAHostileAnswerIsEscapedEverywhere(t *testing.T) {
+	const evil = `"'><script>alert(1)</script><img src=x onerror=alert(2)><a href="javascript:alert(3)">`
+	b := newBackend(t)
+	// The review's id and digest route and bind the page, so they keep
+	// their shape; every other member carries the payload.
+	v := &b.view
+	v.RunID, v.Step, v.Of, v.ToolsetID, v.Requester, v.Approver, v.Reason, v.Lane = evil, evil, evil, evil, evil, evil, evil, evil
+	v.CreatedAt, v.ExpiresAt, v.DecidedAt, v.Solution, v.SolutionVersion = evil, evil, evil, evil, evil
+	v.Reviewers, v.Editable = []string{evil}, []string{evil, "subject"}
+	v.Ask = json.RawMessage(`{"type":"object","description":` + jsonString(evil) + `,"properties":{` + jsonString(evil) + `:{"type":"string","title":` + jsonString(evil) + `,"description":` + jsonString(evil) + `},"e":{"enum":[` + jsonString(evil) + `]}}}`)
+	v.InputSchema = json.RawMessage(`{"properties":{"other":{"description":` + jsonString(evil) + `}}}`)
+	v.Input = json.RawMessage(`{"to":[` + jsonString(evil) + `],"subject":` + jsonString(evil) + `,"text":` + jsonString(evil) + `,"other":` + jsonString(evil) + `,` + jsonString(evil) + `:1}`)
+	v.Email.From = review.AddressVerdict{Address: evil, Verdict: evil, Rule: evil}
+	v.Email.To = []review.AddressVerdict{{Address: evil + "@" + evil, Verdict: evil, Rule: evil}}
+	v.RunCalls = []review.RunCall{{Seq: evil, Step: evil, Tool: evil, Status: evil, At: evil}}
+	b.park = park.View{ParkID: b.park.ParkID, Status: park.StatusParked, Cause: park.SchemaChanged, Tool: evil, Step: evil, Seq: evil,
+		RunID: evil, ToolsetID: evil, Starter: evil, Deciders: evil, PinnedDigest: evil, CurrentDigest: evil, Target: evil, Scope: evil,
+		CreatedAt: evil, Deadline: evil, ChangedPointers: []string{evil}}
+	s, _ := newServer(t, b, 18)
+	cookie := open(t, s)
+	check := func(what, body string) {
+		t.Helper()
+		for _, raw := range []string{"<script>alert", "<img src=x", `href="javascript:`, "onerror=alert(2)>"} {
+			if strings.Contains(body, raw) {
+				t.Errorf("%s holds %q unescaped", what, raw)
+			}
+		}
+		if !strings.Contains(body, "&lt;script&gt;alert(1)") {
+			t.Errorf("%s does not show the payload as text", what)
+		}
+	}
+	check("the list", serve(s, sameOrigin(http.MethodGet, "/", nil, cookie)).Body.String())
+	page := serve(s, sameOrigin(http.MethodGet, "/reviews/rv_1", nil, cookie)).Body.String()
+	check("the review page", page)
+	check("the park page", serve(s, sameOrigin(http.MethodGet, "/parks/pk_aaaaaaaaaaaaaaaaaaaaaaaaaa", nil, cookie)).Body.String())
+	b.refuse = &Refusal{Code: evil, Message: evil}
+	token := csrfField.FindStringSubmatch(page)[1]
+	check("a refusal", serve(s, sameOrigin(http.MethodPost, "/reviews/rv_1/decide", url.Values{"csrf": {token}, "digest": {v.InputDigest}, "decision": {"reject"}, "reason": {"no"}}, cookie)).Body.String())
+}
+
+func jsonString(s string) string { b, _ := json.Marshal(s); return string(b) }
