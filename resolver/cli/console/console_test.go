@@ -749,3 +749,51 @@ func TestAHostileAnswerIsEscapedEverywhere(t *testing.T) {
 }
 
 func jsonString(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// submitted is what a browser submits for the edit field name on page
+// when the reviewer leaves it untouched (WHATWG HTML): the input stream
+// turns CRLF and CR into LF, html/template writes U+0000 as U+FFFD, a
+// text input strips line breaks from its value, and a textarea submits
+// its line breaks as CRLF.
+func submitted(t *testing.T, page, name string, member string) string {
+	t.Helper()
+	v := strings.ReplaceAll(member, "\x00", "\uFFFD")
+	v = strings.ReplaceAll(strings.ReplaceAll(v, "\r\n", "\n"), "\r", "\n")
+	switch {
+	case strings.Contains(page, `<textarea id="`+name+`"`):
+		return strings.ReplaceAll(v, "\n", "\r\n")
+	case strings.Contains(page, `<input type="text" id="`+name+`"`):
+		return strings.ReplaceAll(v, "\n", "")
+	}
+	t.Fatalf("the page has no field %s", name)
+	return ""
+}
+
+// Approving without touching the edit fields sends no edit, whatever the
+// members hold: a carriage return or U+0000 the browser cannot hold in a
+// field unchanged, or an editable member the input lacks (its empty field
+// is no member the reviewer added). Otherwise the run would execute an
+// input the reviewer never saw, whose digest the page never showed.
+func TestAFieldTheBrowserCannotHoldUnchangedIsNoEdit(t *testing.T) {
+	b := newBackend(t)
+	b.view.Editable = []string{"subject", "account", "note"}
+	var in map[string]any
+	json.Unmarshal(b.view.Input, &in)
+	in["subject"] = "Invoice 12\r34"
+	in["account"] = "DE12\x0034"
+	b.view.Input, _ = json.Marshal(in)
+	_, b.view.InputDigest, _ = tool.InputDigest(b.view.Input)
+	s, _ := newServer(t, b, 19)
+	cookie := open(t, s)
+	page := serve(s, sameOrigin(http.MethodGet, "/reviews/rv_1", nil, cookie)).Body.String()
+	form := url.Values{"csrf": {csrfField.FindStringSubmatch(page)[1]}, "digest": {b.view.InputDigest}, "decision": {"approve"},
+		"edit.subject": {submitted(t, page, "edit.subject", in["subject"].(string))},
+		"edit.account": {submitted(t, page, "edit.account", in["account"].(string))},
+		"edit.note":    {submitted(t, page, "edit.note", "")}}
+	if w := serve(s, sameOrigin(http.MethodPost, "/reviews/rv_1/decide", form, cookie)); w.Code != http.StatusSeeOther {
+		t.Fatalf("approve: %d %s", w.Code, w.Body)
+	}
+	if len(b.decided) != 1 || b.decided[0].Edits != nil {
+		t.Fatalf("Decide got edits %s; want none", b.decided[0].Edits)
+	}
+}

@@ -363,9 +363,27 @@ func (s *Server) reviewPageOf(v review.View, form map[string][]string) reviewPag
 				val = f[0]
 			}
 		}
-		p.Edits = append(p.Edits, editField{Name: invisible.Escape(name), Form: "edit." + name, Value: val, Multiline: strings.Contains(val, "\n") || len(val) > 80})
+		p.Edits = append(p.Edits, editField{Name: invisible.Escape(name), Form: "edit." + name, Value: val, Multiline: multiline(val)})
 	}
 	return p
+}
+
+// multiline is whether an edit field holding val is a textarea: val has
+// a line break (a text input strips them) or is over 80 bytes.
+func multiline(val string) bool { return strings.ContainsAny(val, "\r\n") || len(val) > 80 }
+
+// untouched is what a browser submits for an edit field holding val that
+// the reviewer left as it was (WHATWG HTML): the input stream turns CRLF
+// and CR into LF, html/template writes U+0000 as U+FFFD, a text input
+// strips line breaks from its value and a textarea submits its line
+// breaks as CRLF. A submitted value equal to it is no edit.
+func untouched(val string) string {
+	v := strings.ReplaceAll(val, "\x00", "\uFFFD")
+	v = strings.ReplaceAll(strings.ReplaceAll(v, "\r\n", "\n"), "\r", "\n")
+	if multiline(val) {
+		return strings.ReplaceAll(v, "\n", "\r\n")
+	}
+	return strings.ReplaceAll(v, "\n", "")
 }
 
 // editText is a JSON string's own text, or any other JSON value's text:
@@ -645,7 +663,8 @@ func answerOf(ask json.RawMessage, form map[string][]string) (json.RawMessage, e
 }
 
 // editsOf builds the edits from a submitted form: each editable member
-// whose field differs from the input (a string member's text taken as
+// whose field differs from what the browser submits for it untouched
+// (untouched) and from the input (a string member's text taken as
 // the string, any other parsed as JSON); nil when none changed.
 func editsOf(v review.View, form map[string][]string) (map[string]json.RawMessage, error) {
 	var input map[string]json.RawMessage
@@ -660,6 +679,12 @@ func editsOf(v review.View, form map[string][]string) (map[string]json.RawMessag
 		var s string
 		var nv json.RawMessage
 		if len(orig) == 0 || json.Unmarshal(orig, &s) == nil {
+			if vs[0] == untouched(s) {
+				// The field as the page filled it: no edit, even where
+				// the browser could not hold the member's text as it is
+				// (a CR, U+0000), nor an absent member added as "".
+				continue
+			}
 			text := vs[0]
 			if !strings.Contains(s, "\r") {
 				// A textarea submits its line breaks as CRLF (HTML's form
