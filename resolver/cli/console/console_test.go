@@ -109,6 +109,9 @@ func (b *recordingBackend) ParkDecide(_ context.Context, id, decision, digest, r
 	if id != b.park.ParkID || decision != "approve" && decision != "reject" && decision != "resume" {
 		b.t.Errorf("ParkDecide(%q, %q)", id, decision)
 	}
+	if b.refuse != nil {
+		return park.DecideResult{}, b.refuse
+	}
 	return park.DecideResult{ParkID: id, Changed: true}, nil
 }
 
@@ -795,5 +798,28 @@ func TestAFieldTheBrowserCannotHoldUnchangedIsNoEdit(t *testing.T) {
 	}
 	if len(b.decided) != 1 || b.decided[0].Edits != nil {
 		t.Fatalf("Decide got edits %s; want none", b.decided[0].Edits)
+	}
+}
+
+// A parked call's refusals are said in a parked call's words: its run's
+// starter is refused as such (a parked call has no requester), and a
+// changed definition is named, not an input digest.
+func TestParkRefusalsAreSaidInAParkedCallsWords(t *testing.T) {
+	b := newBackend(t)
+	s, _ := newServer(t, b, 20)
+	cookie := open(t, s)
+	page := serve(s, sameOrigin(http.MethodGet, "/parks/pk_aaaaaaaaaaaaaaaaaaaaaaaaaa", nil, cookie)).Body.String()
+	token := csrfField.FindStringSubmatch(page)[1]
+	for code, words := range map[review.Code]string{
+		review.CodeSelfApproval:    "you started this run",
+		review.CodeUnauthenticated: "definition changed since this page showed it",
+		review.CodeForbidden:       "not one of its deciders",
+		review.CodeExpired:         "expired",
+	} {
+		b.refuse = &Refusal{Code: string(code), Message: "refused"}
+		w := serve(s, sameOrigin(http.MethodPost, "/parks/pk_aaaaaaaaaaaaaaaaaaaaaaaaaa/decide", url.Values{"csrf": {token}, "decision": {"approve"}, "digest": {"sha256:bb"}}, cookie))
+		if w.Code < 400 || !strings.Contains(w.Body.String(), words) || strings.Contains(w.Body.String(), "you asked for this review") {
+			t.Errorf("%s: %d; want a 4xx page saying %q", code, w.Code, words)
+		}
 	}
 }

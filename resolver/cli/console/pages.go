@@ -163,6 +163,29 @@ func refusalText(err error) string {
 	return words
 }
 
+// parkRefusalText is err in words for a parked call's decision: as
+// refusalText, but a parked call has no requester nor input digest of
+// its own (docs/parking.md): its run's starter (or who held what started
+// it) may not decide it, and its decision is bound to the tool's current
+// definition.
+func parkRefusalText(err error) string {
+	var ref *Refusal
+	if errors.As(err, &ref) {
+		words := map[string]string{
+			string(review.CodeSelfApproval):    "you started this run (or held what started it): another decider must decide this parked call",
+			string(review.CodeUnauthenticated): "the decision was refused: the tool's definition changed since this page showed it, or your identity could not be proven; reload the page",
+			string(review.CodeForbidden):       "you may not decide this parked call: your identity is not one of its deciders",
+		}[ref.Code]
+		if words != "" {
+			if ref.Message != "" {
+				words += " (review-decision: " + invisible.Escape(ref.Message) + ")"
+			}
+			return words
+		}
+	}
+	return refusalText(err)
+}
+
 // refusalStatus is the status of a page re-rendered after a refusal.
 func refusalStatus(err error) int {
 	var ref *Refusal
@@ -942,7 +965,7 @@ func (s *Server) decidePark(w http.ResponseWriter, r *http.Request) {
 	}
 	if _, err := s.b.ParkDecide(ctx, id, decision, digest[0], reason); err != nil {
 		s.log.Warn("console park decision refused", "path", r.URL.Path, "reason", refusalCode(err))
-		reshow(refusalStatus(err), refusalText(err))
+		reshow(refusalStatus(err), parkRefusalText(err))
 		return
 	}
 	http.Redirect(w, r, "/parks/"+id, http.StatusSeeOther)
