@@ -15,10 +15,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/resolver/cli/console"
 	"github.com/toolgate/toolgate/shared/deployment"
 	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/table"
 )
 
 // A console command line the CLI cannot serve is refused with exit 2
@@ -243,6 +248,103 @@ func TestReviewConsoleStageReadsTheFunctionURLFromSSM(t *testing.T) {
 	}
 	if strings.Contains(body, seen[0].Header.Get(review.ProofHeader)) {
 		t.Fatal("the page holds a caller proof")
+	}
+	close(stop)
+	if code := <-exited; code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+}
+
+// A parked call decided from a page that showed an older definition is
+// refused on the local stack: the decision's proof is bound to the
+// current definition's digest the page showed, not read again when the
+// button is pressed; the page read again decides it.
+func TestReviewConsoleParkDecisionFromAStalePageIsRefused(t *testing.T) {
+	t.Parallel()
+	e := newReviewEnv(t)
+	id, token := e.parkedItem(t, as("bob"))
+	pr, pw := io.Pipe()
+	stop := make(chan struct{})
+	var errb strings.Builder
+	vars := maps.Clone(e.cli)
+	exited := make(chan int, 1)
+	go func() {
+		exited <- RunWith([]string{"review", "console", "--no-open", "--endpoint", e.decision.Endpoint(), "--as", "bob"},
+			Env{Getenv: func(k string) string { return vars[k] }, LoadAWSConfig: local.AWSConfigLoader(vars), Stdout: pw, Stderr: &errb, consoleStop: stop})
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	m := consoleLine.FindStringSubmatch(line)
+	if err != nil || m == nil {
+		t.Fatalf("stdout %q, %v; want one line %s", line, err, consoleLine)
+	}
+	go io.Copy(io.Discard, pr)
+	origin := m[1]
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }, Timeout: time.Minute}
+	do := func(method, target string, form url.Values, cookie string) (*http.Response, string) {
+		t.Helper()
+		var body io.Reader
+		if form != nil {
+			body = strings.NewReader(form.Encode())
+		}
+		req, _ := http.NewRequest(method, target, body)
+		req.Header.Set("Sec-Fetch-Site", "same-origin")
+		req.Header.Set("Sec-Fetch-Mode", "navigate")
+		req.Header.Set("Sec-Fetch-Dest", "document")
+		if form != nil {
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.Header.Set("Origin", origin)
+		}
+		if cookie != "" {
+			req.AddCookie(&http.Cookie{Name: sessionCookieName(t, target), Value: cookie})
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	resp, _ := do(http.MethodGet, strings.TrimPrefix(strings.TrimSuffix(line, "\n"), "review console: "), nil, "")
+	if resp.StatusCode != http.StatusSeeOther || len(resp.Cookies()) != 1 {
+		t.Fatalf("open: %d %v", resp.StatusCode, resp.Cookies())
+	}
+	cookie := resp.Cookies()[0].Value
+	field := func(body, name string) string {
+		t.Helper()
+		f := regexp.MustCompile(`name="` + name + `" value="([^"]*)"`).FindStringSubmatch(body)
+		if f == nil {
+			t.Fatalf("the park page has no %s field: %s", name, body)
+		}
+		return f[1]
+	}
+	_, old := do(http.MethodGet, origin+"/parks/"+id, nil, cookie)
+	if got := field(old, "digest"); got != "sha256:"+strings.Repeat("2", 64) {
+		t.Fatalf("the page's form carries digest %q, want the current definition's", got)
+	}
+	// The tool's definition changes again while the page is open.
+	newer := "sha256:" + strings.Repeat("3", 64)
+	if _, err := local.DynamoDB(e.dynamo).UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: aws.String(e.store.Table()),
+		Key:                       map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: table.Park.Key(id)}, "sk": &types.AttributeValueMemberS{Value: table.Park.SKValue}},
+		UpdateExpression:          aws.String("SET current_digest = :d"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":d": &types.AttributeValueMemberS{Value: newer}}}); err != nil {
+		t.Fatal(err)
+	}
+	form := url.Values{"csrf": {field(old, "csrf")}, "digest": {field(old, "digest")}, "decision": {"approve"}}
+	if resp, body := do(http.MethodPost, origin+"/parks/"+id+"/decide", form, cookie); resp.StatusCode < 400 || !strings.Contains(body, `id="refusal"`) {
+		t.Fatalf("approve from the page of the older definition: %d %s", resp.StatusCode, body)
+	}
+	if calls := e.sfn.Calls(token); len(calls) != 0 {
+		t.Fatalf("a decision on the older definition reached Step Functions: %+v", calls)
+	}
+	_, fresh := do(http.MethodGet, origin+"/parks/"+id, nil, cookie)
+	form.Set("digest", field(fresh, "digest"))
+	if resp, body := do(http.MethodPost, origin+"/parks/"+id+"/decide", form, cookie); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("approve from the page read again: %d %s", resp.StatusCode, body)
+	}
+	if calls := e.sfn.Calls(token); len(calls) != 1 || calls[0].Action != "SendTaskSuccess" {
+		t.Fatalf("Step Functions calls %+v", calls)
 	}
 	close(stop)
 	if code := <-exited; code != ExitOK {
