@@ -255,22 +255,26 @@ func TestReviewConsoleStageReadsTheFunctionURLFromSSM(t *testing.T) {
 	}
 }
 
-// A parked call decided from a page that showed an older definition is
-// refused on the local stack: the decision's proof is bound to the
-// current definition's digest the page showed, not read again when the
-// button is pressed; the page read again decides it.
-func TestReviewConsoleParkDecisionFromAStalePageIsRefused(t *testing.T) {
-	t.Parallel()
-	e := newReviewEnv(t)
-	id, token := e.parkedItem(t, as("bob"))
+// localConsole is toolgate review console on e's review-decision, run
+// in-process as as, opened with its link: do sends a request as the
+// console's own page does, with the session cookie.
+type localConsole struct {
+	origin string
+	do     func(method, target string, form url.Values) (*http.Response, string)
+	stderr func() string
+}
+
+func startLocalConsole(t *testing.T, e *reviewEnv, as string) *localConsole {
+	t.Helper()
 	pr, pw := io.Pipe()
 	stop := make(chan struct{})
+	var mu sync.Mutex
 	var errb strings.Builder
 	vars := maps.Clone(e.cli)
 	exited := make(chan int, 1)
 	go func() {
-		exited <- RunWith([]string{"review", "console", "--no-open", "--endpoint", e.decision.Endpoint(), "--as", "bob"},
-			Env{Getenv: func(k string) string { return vars[k] }, LoadAWSConfig: local.AWSConfigLoader(vars), Stdout: pw, Stderr: &errb, consoleStop: stop})
+		exited <- RunWith([]string{"review", "console", "--no-open", "--endpoint", e.decision.Endpoint(), "--as", as},
+			Env{Getenv: func(k string) string { return vars[k] }, LoadAWSConfig: local.AWSConfigLoader(vars), Stdout: pw, Stderr: lockedWriter{&mu, &errb}, consoleStop: stop})
 		pw.Close()
 	}()
 	line, err := bufio.NewReader(pr).ReadString('\n')
@@ -279,9 +283,16 @@ func TestReviewConsoleParkDecisionFromAStalePageIsRefused(t *testing.T) {
 		t.Fatalf("stdout %q, %v; want one line %s", line, err, consoleLine)
 	}
 	go io.Copy(io.Discard, pr)
-	origin := m[1]
+	c := &localConsole{origin: m[1], stderr: func() string { mu.Lock(); defer mu.Unlock(); return errb.String() }}
+	t.Cleanup(func() {
+		close(stop)
+		if code := <-exited; code != ExitOK {
+			t.Errorf("exit %d: %s", code, c.stderr())
+		}
+	})
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }, Timeout: time.Minute}
-	do := func(method, target string, form url.Values, cookie string) (*http.Response, string) {
+	cookie := ""
+	c.do = func(method, target string, form url.Values) (*http.Response, string) {
 		t.Helper()
 		var body io.Reader
 		if form != nil {
@@ -293,7 +304,7 @@ func TestReviewConsoleParkDecisionFromAStalePageIsRefused(t *testing.T) {
 		req.Header.Set("Sec-Fetch-Dest", "document")
 		if form != nil {
 			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-			req.Header.Set("Origin", origin)
+			req.Header.Set("Origin", c.origin)
 		}
 		if cookie != "" {
 			req.AddCookie(&http.Cookie{Name: sessionCookieName(t, target), Value: cookie})
@@ -306,11 +317,35 @@ func TestReviewConsoleParkDecisionFromAStalePageIsRefused(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp, string(b)
 	}
-	resp, _ := do(http.MethodGet, strings.TrimPrefix(strings.TrimSuffix(line, "\n"), "review console: "), nil, "")
+	resp, _ := c.do(http.MethodGet, strings.TrimPrefix(strings.TrimSuffix(line, "\n"), "review console: "), nil)
 	if resp.StatusCode != http.StatusSeeOther || len(resp.Cookies()) != 1 {
 		t.Fatalf("open: %d %v", resp.StatusCode, resp.Cookies())
 	}
-	cookie := resp.Cookies()[0].Value
+	cookie = resp.Cookies()[0].Value
+	return c
+}
+
+// lockedWriter is a writer safe for the console's goroutines and the test.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// A parked call decided from a page that showed an older definition is
+// refused on the local stack: the decision's proof is bound to the
+// current definition's digest the page showed, not read again when the
+// button is pressed; the page read again decides it.
+func TestReviewConsoleParkDecisionFromAStalePageIsRefused(t *testing.T) {
+	t.Parallel()
+	e := newReviewEnv(t)
+	id, token := e.parkedItem(t, as("bob"))
+	c := startLocalConsole(t, e, "bob")
 	field := func(body, name string) string {
 		t.Helper()
 		f := regexp.MustCompile(`name="` + name + `" value="([^"]*)"`).FindStringSubmatch(body)
@@ -319,7 +354,7 @@ func TestReviewConsoleParkDecisionFromAStalePageIsRefused(t *testing.T) {
 		}
 		return f[1]
 	}
-	_, old := do(http.MethodGet, origin+"/parks/"+id, nil, cookie)
+	_, old := c.do(http.MethodGet, c.origin+"/parks/"+id, nil)
 	if got := field(old, "digest"); got != "sha256:"+strings.Repeat("2", 64) {
 		t.Fatalf("the page's form carries digest %q, want the current definition's", got)
 	}
@@ -332,22 +367,57 @@ func TestReviewConsoleParkDecisionFromAStalePageIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	form := url.Values{"csrf": {field(old, "csrf")}, "digest": {field(old, "digest")}, "decision": {"approve"}}
-	if resp, body := do(http.MethodPost, origin+"/parks/"+id+"/decide", form, cookie); resp.StatusCode < 400 || !strings.Contains(body, `id="refusal"`) {
+	if resp, body := c.do(http.MethodPost, c.origin+"/parks/"+id+"/decide", form); resp.StatusCode < 400 || !strings.Contains(body, `id="refusal"`) {
 		t.Fatalf("approve from the page of the older definition: %d %s", resp.StatusCode, body)
 	}
 	if calls := e.sfn.Calls(token); len(calls) != 0 {
 		t.Fatalf("a decision on the older definition reached Step Functions: %+v", calls)
 	}
-	_, fresh := do(http.MethodGet, origin+"/parks/"+id, nil, cookie)
+	_, fresh := c.do(http.MethodGet, c.origin+"/parks/"+id, nil)
 	form.Set("digest", field(fresh, "digest"))
-	if resp, body := do(http.MethodPost, origin+"/parks/"+id+"/decide", form, cookie); resp.StatusCode != http.StatusSeeOther {
+	if resp, body := c.do(http.MethodPost, c.origin+"/parks/"+id+"/decide", form); resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("approve from the page read again: %d %s", resp.StatusCode, body)
 	}
 	if calls := e.sfn.Calls(token); len(calls) != 1 || calls[0].Action != "SendTaskSuccess" {
 		t.Fatalf("Step Functions calls %+v", calls)
 	}
-	close(stop)
-	if code := <-exited; code != ExitOK {
-		t.Fatalf("exit %d: %s", code, errb.String())
+}
+
+// On the local stack, a reviewer whose pattern does not admit them and a
+// reviewer of another AWS account (the local `--as ACCOUNT/NAME` form)
+// approving from the console are refused, in words, and no Task hears of
+// it; the reviewer the pattern names then approves.
+func TestReviewConsoleRefusesOtherAccountsAndUnlistedReviewersInWords(t *testing.T) {
+	t.Parallel()
+	e := newReviewEnv(t)
+	r := e.pending(t, "token-console-outsiders", as("carol"))
+	for who, words := range map[string]string{
+		"bob":                "you are not a reviewer of this",
+		"999999999999/carol": "review-decision did not accept your identity",
+	} {
+		c := startLocalConsole(t, e, who)
+		_, page := c.do(http.MethodGet, c.origin+"/reviews/"+r.ID, nil)
+		csrf := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(page)
+		if csrf == nil {
+			// Refused already when shown: in words, never the input.
+			if !strings.Contains(page, words) || strings.Contains(page, "Weekly digest") || strings.Contains(page, "digest changed") {
+				t.Errorf("%s: the review page %q; want it refused saying %q", who, page, words)
+			}
+			continue
+		}
+		form := url.Values{"csrf": {csrf[1]}, "digest": {r.InputDigest}, "decision": {"approve"}}
+		resp, body := c.do(http.MethodPost, c.origin+"/reviews/"+r.ID+"/decide", form)
+		if resp.StatusCode < 400 || !strings.Contains(body, `id="refusal"`) || !strings.Contains(body, words) {
+			t.Errorf("%s approves: %d; want a refusal saying %q:\n%s", who, resp.StatusCode, words, body)
+		}
+	}
+	if calls := e.sfn.Calls("token-console-outsiders"); len(calls) != 0 {
+		t.Fatalf("an outsider's decision reached Step Functions: %+v", calls)
+	}
+	c := startLocalConsole(t, e, "carol")
+	_, page := c.do(http.MethodGet, c.origin+"/reviews/"+r.ID, nil)
+	form := url.Values{"csrf": {regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(page)[1]}, "digest": {r.InputDigest}, "decision": {"approve"}}
+	if resp, body := c.do(http.MethodPost, c.origin+"/reviews/"+r.ID+"/decide", form); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("carol approves: %d %s", resp.StatusCode, body)
 	}
 }

@@ -149,7 +149,7 @@ func refusalText(err error) string {
 		string(review.CodeConflict):        "this was already decided (or its input no longer matches what was reviewed)",
 		string(review.CodeForbidden):       "you are not a reviewer of this: your identity matches none of its reviewers",
 		string(review.CodeTaskEnded):       "the run no longer waits for this decision",
-		string(review.CodeUnauthenticated): "the decision was refused: the input digest changed since this page showed it, or your identity could not be proven; reload the page",
+		string(review.CodeUnauthenticated): "review-decision did not accept your identity (its reason follows)",
 		string(review.CodeInvalid):         "review-decision refused the request as malformed",
 		string(review.CodeNotFound):        "there is no such review or parked call (it may have ended)",
 		string(review.CodeUnavailable):     "review-decision is unavailable for now; the same decision may be sent again",
@@ -161,6 +161,22 @@ func refusalText(err error) string {
 		words += " (review-decision: " + invisible.Escape(ref.Message) + ")"
 	}
 	return words
+}
+
+// decisionRefusalText is err in words for a review's decision: as
+// refusalText, but a decision's caller proof is bound to the input
+// digest the page showed (review.DecideBinding), so an unaccepted proof
+// is said to be that digest changed or the identity.
+func decisionRefusalText(err error) string {
+	var ref *Refusal
+	if errors.As(err, &ref) && ref.Code == string(review.CodeUnauthenticated) {
+		words := "the decision was refused: the input digest changed since this page showed it, or your identity could not be proven; reload the page"
+		if ref.Message != "" {
+			words += " (review-decision: " + invisible.Escape(ref.Message) + ")"
+		}
+		return words
+	}
+	return refusalText(err)
 }
 
 // parkRefusalText is err in words for a parked call's decision: as
@@ -792,7 +808,7 @@ func (s *Server) decideReview(w http.ResponseWriter, r *http.Request) {
 	}
 	if _, err := s.b.Decide(ctx, id, verdict, digest, reason, answer, edits); err != nil {
 		s.log.Warn("console decision refused", "path", r.URL.Path, "reason", refusalCode(err))
-		reshow(refusalStatus(err), refusalText(err))
+		reshow(refusalStatus(err), decisionRefusalText(err))
 		return
 	}
 	http.Redirect(w, r, "/reviews/"+id, http.StatusSeeOther)
