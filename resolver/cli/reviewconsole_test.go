@@ -420,4 +420,10 @@ func TestReviewConsoleRefusesOtherAccountsAndUnlistedReviewersInWords(t *testing
 	if resp, body := c.do(http.MethodPost, c.origin+"/reviews/"+r.ID+"/decide", form); resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("carol approves: %d %s", resp.StatusCode, body)
 	}
+	// The console's log names requests, never the input they showed.
+	for _, v := range []string{"Weekly digest", "Three items", "team@example.com"} {
+		if strings.Contains(c.stderr(), v) {
+			t.Fatalf("the console's log holds the input's %q: %s", v, c.stderr())
+		}
+	}
 }
