@@ -380,9 +380,11 @@ func (b *consoleBackend) ParkShow(ctx context.Context, id string) (park.View, er
 	return v, b.answer("park show", out, code, msg, err, &v)
 }
 
-// ParkDecide implements console.Backend through parkCall, which binds the
-// decision to the park's current digest as toolgate parked does.
-func (b *consoleBackend) ParkDecide(ctx context.Context, id, decision, reason string) (park.DecideResult, error) {
+// ParkDecide implements console.Backend: bound to digest, the current
+// definition's digest the page showed, never to one read again now (as
+// toolgate parked reads it), so that a definition changed again after the
+// page was rendered is refused rather than approved unseen.
+func (b *consoleBackend) ParkDecide(ctx context.Context, id, decision, digest, reason string) (park.DecideResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, perRequest)
 	defer cancel()
 	var res park.DecideResult
@@ -390,6 +392,6 @@ func (b *consoleBackend) ParkDecide(ctx context.Context, id, decision, reason st
 		return res, &console.Refusal{Code: string(review.CodeInvalid), Message: "not a park id"}
 	}
 	req := review.DirectRequest{Action: review.ActionParkDecide, ParkID: id, Decision: review.Verdict(decision), Reason: reason}
-	out, code, msg, err := b.a.parkCall(ctx, b.o.as, req, b.transport(ctx))
+	out, code, msg, err := b.signed(ctx, review.ParkDecideBinding(id, decision, digest), req)
 	return res, b.answer("park decide", out, code, msg, err, &res)
 }

@@ -9,15 +9,21 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/resolver/cli/console"
 	"github.com/toolgate/toolgate/shared/deployment"
 	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/table"
 )
 
 // A console command line the CLI cannot serve is refused with exit 2
@@ -42,6 +48,21 @@ func TestReviewConsoleMisuseNamesTheBadFlag(t *testing.T) {
 			t.Errorf("%s: exit %d, stderr %q; want %d saying %q", c.name, code, errs, ExitMisuse, c.says)
 		}
 	}
+}
+
+// sessionCookieName is the session cookie's name of the console that
+// target (a URL on 127.0.0.1:PORT) reaches.
+func sessionCookieName(t *testing.T, target string) string {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := strconv.Atoi(u.Port())
+	if err != nil {
+		t.Fatalf("%s names no port", target)
+	}
+	return console.SessionCookieName(p)
 }
 
 var consoleLine = regexp.MustCompile(`^review console: (http://127\.0\.0\.1:[0-9]+)/open\?c=[A-Za-z0-9_-]{43}\n$`)
@@ -87,7 +108,7 @@ func TestReviewConsoleLocalApprovesFromThePage(t *testing.T) {
 			req.Header.Set("Origin", origin)
 		}
 		if cookie != "" {
-			req.AddCookie(&http.Cookie{Name: console.CookieName, Value: cookie})
+			req.AddCookie(&http.Cookie{Name: sessionCookieName(t, target), Value: cookie})
 		}
 		resp, err := client.Do(req)
 		if err != nil {
@@ -196,7 +217,7 @@ func TestReviewConsoleStageReadsTheFunctionURLFromSSM(t *testing.T) {
 		req.Header.Set("Sec-Fetch-Mode", "navigate")
 		req.Header.Set("Sec-Fetch-Dest", "document")
 		if cookie != "" {
-			req.AddCookie(&http.Cookie{Name: console.CookieName, Value: cookie})
+			req.AddCookie(&http.Cookie{Name: sessionCookieName(t, target), Value: cookie})
 		}
 		resp, err := client.Do(req)
 		if err != nil {
@@ -231,5 +252,178 @@ func TestReviewConsoleStageReadsTheFunctionURLFromSSM(t *testing.T) {
 	close(stop)
 	if code := <-exited; code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+}
+
+// localConsole is toolgate review console on e's review-decision, run
+// in-process as as, opened with its link: do sends a request as the
+// console's own page does, with the session cookie.
+type localConsole struct {
+	origin string
+	do     func(method, target string, form url.Values) (*http.Response, string)
+	stderr func() string
+}
+
+func startLocalConsole(t *testing.T, e *reviewEnv, as string) *localConsole {
+	t.Helper()
+	pr, pw := io.Pipe()
+	stop := make(chan struct{})
+	var mu sync.Mutex
+	var errb strings.Builder
+	vars := maps.Clone(e.cli)
+	exited := make(chan int, 1)
+	go func() {
+		exited <- RunWith([]string{"review", "console", "--no-open", "--endpoint", e.decision.Endpoint(), "--as", as},
+			Env{Getenv: func(k string) string { return vars[k] }, LoadAWSConfig: local.AWSConfigLoader(vars), Stdout: pw, Stderr: lockedWriter{&mu, &errb}, consoleStop: stop})
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	m := consoleLine.FindStringSubmatch(line)
+	if err != nil || m == nil {
+		t.Fatalf("stdout %q, %v; want one line %s", line, err, consoleLine)
+	}
+	go io.Copy(io.Discard, pr)
+	c := &localConsole{origin: m[1], stderr: func() string { mu.Lock(); defer mu.Unlock(); return errb.String() }}
+	t.Cleanup(func() {
+		close(stop)
+		if code := <-exited; code != ExitOK {
+			t.Errorf("exit %d: %s", code, c.stderr())
+		}
+	})
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }, Timeout: time.Minute}
+	cookie := ""
+	c.do = func(method, target string, form url.Values) (*http.Response, string) {
+		t.Helper()
+		var body io.Reader
+		if form != nil {
+			body = strings.NewReader(form.Encode())
+		}
+		req, _ := http.NewRequest(method, target, body)
+		req.Header.Set("Sec-Fetch-Site", "same-origin")
+		req.Header.Set("Sec-Fetch-Mode", "navigate")
+		req.Header.Set("Sec-Fetch-Dest", "document")
+		if form != nil {
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.Header.Set("Origin", c.origin)
+		}
+		if cookie != "" {
+			req.AddCookie(&http.Cookie{Name: sessionCookieName(t, target), Value: cookie})
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	resp, _ := c.do(http.MethodGet, strings.TrimPrefix(strings.TrimSuffix(line, "\n"), "review console: "), nil)
+	if resp.StatusCode != http.StatusSeeOther || len(resp.Cookies()) != 1 {
+		t.Fatalf("open: %d %v", resp.StatusCode, resp.Cookies())
+	}
+	cookie = resp.Cookies()[0].Value
+	return c
+}
+
+// lockedWriter is a writer safe for the console's goroutines and the test.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// A parked call decided from a page that showed an older definition is
+// refused on the local stack: the decision's proof is bound to the
+// current definition's digest the page showed, not read again when the
+// button is pressed; the page read again decides it.
+func TestReviewConsoleParkDecisionFromAStalePageIsRefused(t *testing.T) {
+	t.Parallel()
+	e := newReviewEnv(t)
+	id, token := e.parkedItem(t, as("bob"))
+	c := startLocalConsole(t, e, "bob")
+	field := func(body, name string) string {
+		t.Helper()
+		f := regexp.MustCompile(`name="` + name + `" value="([^"]*)"`).FindStringSubmatch(body)
+		if f == nil {
+			t.Fatalf("the park page has no %s field: %s", name, body)
+		}
+		return f[1]
+	}
+	_, old := c.do(http.MethodGet, c.origin+"/parks/"+id, nil)
+	if got := field(old, "digest"); got != "sha256:"+strings.Repeat("2", 64) {
+		t.Fatalf("the page's form carries digest %q, want the current definition's", got)
+	}
+	// The tool's definition changes again while the page is open.
+	newer := "sha256:" + strings.Repeat("3", 64)
+	if _, err := local.DynamoDB(e.dynamo).UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: aws.String(e.store.Table()),
+		Key:                       map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: table.Park.Key(id)}, "sk": &types.AttributeValueMemberS{Value: table.Park.SKValue}},
+		UpdateExpression:          aws.String("SET current_digest = :d"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":d": &types.AttributeValueMemberS{Value: newer}}}); err != nil {
+		t.Fatal(err)
+	}
+	form := url.Values{"csrf": {field(old, "csrf")}, "digest": {field(old, "digest")}, "decision": {"approve"}}
+	if resp, body := c.do(http.MethodPost, c.origin+"/parks/"+id+"/decide", form); resp.StatusCode < 400 || !strings.Contains(body, `id="refusal"`) {
+		t.Fatalf("approve from the page of the older definition: %d %s", resp.StatusCode, body)
+	}
+	if calls := e.sfn.Calls(token); len(calls) != 0 {
+		t.Fatalf("a decision on the older definition reached Step Functions: %+v", calls)
+	}
+	_, fresh := c.do(http.MethodGet, c.origin+"/parks/"+id, nil)
+	form.Set("digest", field(fresh, "digest"))
+	if resp, body := c.do(http.MethodPost, c.origin+"/parks/"+id+"/decide", form); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("approve from the page read again: %d %s", resp.StatusCode, body)
+	}
+	if calls := e.sfn.Calls(token); len(calls) != 1 || calls[0].Action != "SendTaskSuccess" {
+		t.Fatalf("Step Functions calls %+v", calls)
+	}
+}
+
+// On the local stack, a reviewer whose pattern does not admit them and a
+// reviewer of another AWS account (the local `--as ACCOUNT/NAME` form)
+// approving from the console are refused, in words, and no Task hears of
+// it; the reviewer the pattern names then approves.
+func TestReviewConsoleRefusesOtherAccountsAndUnlistedReviewersInWords(t *testing.T) {
+	t.Parallel()
+	e := newReviewEnv(t)
+	r := e.pending(t, "token-console-outsiders", as("carol"))
+	for who, words := range map[string]string{
+		"bob":                "you are not a reviewer of this",
+		"999999999999/carol": "review-decision did not accept your identity",
+	} {
+		c := startLocalConsole(t, e, who)
+		_, page := c.do(http.MethodGet, c.origin+"/reviews/"+r.ID, nil)
+		csrf := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(page)
+		if csrf == nil {
+			// Refused already when shown: in words, never the input.
+			if !strings.Contains(page, words) || strings.Contains(page, "Weekly digest") || strings.Contains(page, "digest changed") {
+				t.Errorf("%s: the review page %q; want it refused saying %q", who, page, words)
+			}
+			continue
+		}
+		form := url.Values{"csrf": {csrf[1]}, "digest": {r.InputDigest}, "decision": {"approve"}}
+		resp, body := c.do(http.MethodPost, c.origin+"/reviews/"+r.ID+"/decide", form)
+		if resp.StatusCode < 400 || !strings.Contains(body, `id="refusal"`) || !strings.Contains(body, words) {
+			t.Errorf("%s approves: %d; want a refusal saying %q:\n%s", who, resp.StatusCode, words, body)
+		}
+	}
+	if calls := e.sfn.Calls("token-console-outsiders"); len(calls) != 0 {
+		t.Fatalf("an outsider's decision reached Step Functions: %+v", calls)
+	}
+	c := startLocalConsole(t, e, "carol")
+	_, page := c.do(http.MethodGet, c.origin+"/reviews/"+r.ID, nil)
+	form := url.Values{"csrf": {regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(page)[1]}, "digest": {r.InputDigest}, "decision": {"approve"}}
+	if resp, body := c.do(http.MethodPost, c.origin+"/reviews/"+r.ID+"/decide", form); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("carol approves: %d %s", resp.StatusCode, body)
+	}
+	// The console's log names requests, never the input they showed.
+	for _, v := range []string{"Weekly digest", "Three items", "team@example.com"} {
+		if strings.Contains(c.stderr(), v) {
+			t.Fatalf("the console's log holds the input's %q: %s", v, c.stderr())
+		}
 	}
 }

@@ -16,9 +16,16 @@ import (
 	"github.com/toolgate/toolgate/infra/local"
 )
 
-// cookieName is the console's session cookie (docs/reviews.md, "The
-// review console").
-const cookieName = "toolgate_console"
+// cookieName is the session cookie's name of the console at base
+// (docs/reviews.md, "The review console"): toolgate_console_PORT.
+func cookieName(t *testing.T, base string) string {
+	t.Helper()
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "toolgate_console_" + u.Port()
+}
 
 // plainClient is an HTTP client that follows no redirect, keeps no
 // cookie and sends only the headers a test sets.
@@ -54,7 +61,7 @@ func (r request) send(t *testing.T, base string) (int, http.Header, string) {
 		req.Host = r.host
 	}
 	if r.cookie != "" {
-		req.AddCookie(&http.Cookie{Name: cookieName, Value: r.cookie})
+		req.AddCookie(&http.Cookie{Name: cookieName(t, base), Value: r.cookie})
 	}
 	if r.origin != "" {
 		req.Header.Set("Origin", r.origin)
@@ -132,12 +139,12 @@ func TestConsoleServerRefusesForeignRequestsAndItsCapabilityWorksOnce(t *testing
 	}
 	var cookie *http.Cookie
 	for _, ck := range (&http.Response{Header: h}).Cookies() {
-		if ck.Name == cookieName {
+		if ck.Name == cookieName(t, c.base) {
 			cookie = ck
 		}
 	}
 	if cookie == nil || !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode || cookie.Path != "/" {
-		t.Fatalf("GET %s set %v, want %s HttpOnly, SameSite=Strict, Path=/", openPath, h.Values("Set-Cookie"), cookieName)
+		t.Fatalf("GET %s set %v, want %s HttpOnly, SameSite=Strict, Path=/", openPath, h.Values("Set-Cookie"), cookieName(t, c.base))
 	}
 	if status, _, _ := (request{method: "GET", path: openPath, fetchSite: "none", navigate: true}).send(t, c.base); status != http.StatusForbidden {
 		t.Errorf("the capability's second use: %d, want 403", status)

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"regexp"
@@ -35,6 +36,8 @@ type recordingBackend struct {
 	calls   []string
 	decided []decideCall
 	refuse  error
+	// parkDigests are the digests ParkDecide was bound to, in order.
+	parkDigests []string
 }
 
 type decideCall struct {
@@ -100,10 +103,14 @@ func (b *recordingBackend) ParkShow(_ context.Context, id string) (park.View, er
 	return b.park, nil
 }
 
-func (b *recordingBackend) ParkDecide(_ context.Context, id, decision, reason string) (park.DecideResult, error) {
+func (b *recordingBackend) ParkDecide(_ context.Context, id, decision, digest, reason string) (park.DecideResult, error) {
 	b.calls = append(b.calls, "park decide "+id+" "+decision)
+	b.parkDigests = append(b.parkDigests, digest)
 	if id != b.park.ParkID || decision != "approve" && decision != "reject" && decision != "resume" {
 		b.t.Errorf("ParkDecide(%q, %q)", id, decision)
+	}
+	if b.refuse != nil {
+		return park.DecideResult{}, b.refuse
 	}
 	return park.DecideResult{ParkID: id, Changed: true}, nil
 }
@@ -175,7 +182,7 @@ func sameOrigin(method, target string, form url.Values, cookie string) *http.Req
 	r.Header.Set("Sec-Fetch-Mode", "navigate")
 	r.Header.Set("Sec-Fetch-Dest", "document")
 	if cookie != "" {
-		r.AddCookie(&http.Cookie{Name: CookieName, Value: cookie})
+		r.AddCookie(&http.Cookie{Name: SessionCookieName(port), Value: cookie})
 	}
 	return r
 }
@@ -195,7 +202,7 @@ func open(t *testing.T, s *Server) string {
 		t.Fatalf("open: %d %q; want 303 to /", w.Code, w.Header().Get("Location"))
 	}
 	for _, c := range w.Result().Cookies() {
-		if c.Name == CookieName {
+		if c.Name == SessionCookieName(port) {
 			if !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Path != "/" {
 				t.Fatalf("cookie %+v: want HttpOnly, SameSite=Strict, Path=/", c)
 			}
@@ -458,9 +465,36 @@ func TestParkPageShowsChangedPointersWithTheirClass(t *testing.T) {
 		}
 	}
 	token := csrfField.FindStringSubmatch(body)[1]
-	w = serve(s, sameOrigin(http.MethodPost, "/parks/pk_aaaaaaaaaaaaaaaaaaaaaaaaaa/decide", url.Values{"csrf": {token}, "decision": {"approve"}}, cookie))
+	w = serve(s, sameOrigin(http.MethodPost, "/parks/pk_aaaaaaaaaaaaaaaaaaaaaaaaaa/decide", url.Values{"csrf": {token}, "decision": {"approve"}, "digest": {"sha256:bb"}}, cookie))
 	if w.Code != http.StatusSeeOther || b.calls[len(b.calls)-1] != "park decide pk_aaaaaaaaaaaaaaaaaaaaaaaaaa approve" {
 		t.Fatalf("park approve: %d %v", w.Code, b.calls)
+	}
+}
+
+// A park decision is bound to the current definition's digest the page
+// showed, carried by the form, never to one read again at decision time:
+// a definition that changed again after the page was rendered (another
+// breaking change) must not be approved from the old page.
+func TestParkDecisionIsBoundToTheDigestThePageShowed(t *testing.T) {
+	b := newBackend(t)
+	s, _ := newServer(t, b, 10)
+	cookie := open(t, s)
+	body := serve(s, sameOrigin(http.MethodGet, "/parks/pk_aaaaaaaaaaaaaaaaaaaaaaaaaa", nil, cookie)).Body.String()
+	for _, form := range []string{"approve", "reject"} {
+		if !regexp.MustCompile(`<form id="` + form + `"[^>]*>\n(?:<input[^>]*>\n)*<input type="hidden" name="digest" value="sha256:bb">`).MatchString(body) {
+			t.Errorf("the %s form does not carry the digest the page shows", form)
+		}
+	}
+	token := csrfField.FindStringSubmatch(body)[1]
+	// The definition changes again while the page is open.
+	b.park.CurrentDigest = "sha256:cc"
+	w := serve(s, sameOrigin(http.MethodPost, "/parks/pk_aaaaaaaaaaaaaaaaaaaaaaaaaa/decide", url.Values{"csrf": {token}, "decision": {"approve"}, "digest": {"sha256:bb"}}, cookie))
+	if w.Code != http.StatusSeeOther || len(b.parkDigests) != 1 || b.parkDigests[0] != "sha256:bb" {
+		t.Fatalf("approve from the old page: %d, bound to %v; want the shown sha256:bb", w.Code, b.parkDigests)
+	}
+	w = serve(s, sameOrigin(http.MethodPost, "/parks/pk_aaaaaaaaaaaaaaaaaaaaaaaaaa/decide", url.Values{"csrf": {token}, "decision": {"approve"}}, cookie))
+	if w.Code != http.StatusBadRequest || len(b.parkDigests) != 1 || !strings.Contains(w.Body.String(), `id="refusal"`) {
+		t.Fatalf("a form without the digest: %d, backend bound %v; want 400 before the backend", w.Code, b.parkDigests)
 	}
 }
 
@@ -568,6 +602,42 @@ func TestAScalarInputIsShown(t *testing.T) {
 	}
 }
 
+// Two consoles at once (two stages, two shells) on two ports of
+// 127.0.0.1: a browser's cookie jar ignores ports, so each console's
+// session cookie needs a name of its own, or opening the second one
+// overwrites the first one's cookie and locks it out.
+func TestTwoConsolesAtOnceKeepTheirOwnSessions(t *testing.T) {
+	b := newBackend(t)
+	first, _ := newServer(t, b, 16)
+	second, err := New(Config{Backend: b, Port: port + 1, Now: func() time.Time { return now }, Random: rand.NewChaCha8([32]byte{17})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jar, _ := cookiejar.New(nil)
+	through := func(s *Server, target string, site string) *httptest.ResponseRecorder {
+		u, _ := url.Parse(target)
+		r := navigate(u.RequestURI())
+		r.Host = u.Host
+		r.Header.Set("Sec-Fetch-Site", site)
+		for _, c := range jar.Cookies(u) {
+			r.AddCookie(c)
+		}
+		w := serve(s, r)
+		jar.SetCookies(u, w.Result().Cookies())
+		return w
+	}
+	for _, s := range []*Server{first, second} {
+		if w := through(s, s.OpenURL(), "none"); w.Code != http.StatusSeeOther {
+			t.Fatalf("open %s: %d", s.OpenURL(), w.Code)
+		}
+	}
+	for _, s := range []*Server{first, second} {
+		if w := through(s, s.origin+"/", "same-origin"); w.Code != http.StatusOK {
+			t.Errorf("%s with both consoles open: %d; want 200", s.origin, w.Code)
+		}
+	}
+}
+
 // Another server on 127.0.0.1 (any port: cookies ignore ports) can set a
 // cookie of the console's name with a longer Path, which the browser then
 // sends first: the console's own cookie beside it still opens the page.
@@ -576,8 +646,8 @@ func TestACookieTossedByAnotherPortDoesNotShadowTheSession(t *testing.T) {
 	s, _ := newServer(t, b, 15)
 	cookie := open(t, s)
 	r := sameOrigin(http.MethodGet, "/reviews/rv_1", nil, "")
-	r.AddCookie(&http.Cookie{Name: CookieName, Value: "tossed-by-127.0.0.1:8080"})
-	r.AddCookie(&http.Cookie{Name: CookieName, Value: cookie})
+	r.AddCookie(&http.Cookie{Name: SessionCookieName(port), Value: "tossed-by-127.0.0.1:8080"})
+	r.AddCookie(&http.Cookie{Name: SessionCookieName(port), Value: cookie})
 	if w := serve(s, r); w.Code != http.StatusOK {
 		t.Fatalf("status %d; want 200 with the console's cookie second", w.Code)
 	}
@@ -635,5 +705,121 @@ func TestReplyToIsShownWhenTheShowAnswerLacksIt(t *testing.T) {
 	page := serve(s, sameOrigin(http.MethodGet, "/reviews/rv_1", nil, cookie)).Body.String()
 	if !strings.Contains(page, `<ul id="email-reply-to" class="addresses"><li data-verdict="unknown">phish@evil.example</li>`) {
 		t.Fatalf("reply_to is not shown:\n%s", page)
+	}
+}
+
+// A hostile or broken review-decision answer is shown, never run: HTML
+// in every string member of a review, a park and a refusal is escaped by
+// html/template, and no member becomes a link's address of its own.
+func TestAHostileAnswerIsEscapedEverywhere(t *testing.T) {
+	const evil = `"'><script>alert(1)</script><img src=x onerror=alert(2)><a href="javascript:alert(3)">`
+	b := newBackend(t)
+	// The review's id and digest route and bind the page, so they keep
+	// their shape; every other member carries the payload.
+	v := &b.view
+	v.RunID, v.Step, v.Of, v.ToolsetID, v.Requester, v.Approver, v.Reason, v.Lane = evil, evil, evil, evil, evil, evil, evil, evil
+	v.CreatedAt, v.ExpiresAt, v.DecidedAt, v.Solution, v.SolutionVersion = evil, evil, evil, evil, evil
+	v.Reviewers, v.Editable = []string{evil}, []string{evil, "subject"}
+	v.Ask = json.RawMessage(`{"type":"object","description":` + jsonString(evil) + `,"properties":{` + jsonString(evil) + `:{"type":"string","title":` + jsonString(evil) + `,"description":` + jsonString(evil) + `},"e":{"enum":[` + jsonString(evil) + `]}}}`)
+	v.InputSchema = json.RawMessage(`{"properties":{"other":{"description":` + jsonString(evil) + `}}}`)
+	v.Input = json.RawMessage(`{"to":[` + jsonString(evil) + `],"subject":` + jsonString(evil) + `,"text":` + jsonString(evil) + `,"other":` + jsonString(evil) + `,` + jsonString(evil) + `:1}`)
+	v.Email.From = review.AddressVerdict{Address: evil, Verdict: evil, Rule: evil}
+	v.Email.To = []review.AddressVerdict{{Address: evil + "@" + evil, Verdict: evil, Rule: evil}}
+	v.RunCalls = []review.RunCall{{Seq: evil, Step: evil, Tool: evil, Status: evil, At: evil}}
+	b.park = park.View{ParkID: b.park.ParkID, Status: park.StatusParked, Cause: park.SchemaChanged, Tool: evil, Step: evil, Seq: evil,
+		RunID: evil, ToolsetID: evil, Starter: evil, Deciders: evil, PinnedDigest: evil, CurrentDigest: evil, Target: evil, Scope: evil,
+		CreatedAt: evil, Deadline: evil, ChangedPointers: []string{evil}}
+	s, _ := newServer(t, b, 18)
+	cookie := open(t, s)
+	check := func(what, body string) {
+		t.Helper()
+		for _, raw := range []string{"<script>alert", "<img src=x", `href="javascript:`, "onerror=alert(2)>"} {
+			if strings.Contains(body, raw) {
+				t.Errorf("%s holds %q unescaped", what, raw)
+			}
+		}
+		if !strings.Contains(body, "&lt;script&gt;alert(1)") {
+			t.Errorf("%s does not show the payload as text", what)
+		}
+	}
+	check("the list", serve(s, sameOrigin(http.MethodGet, "/", nil, cookie)).Body.String())
+	page := serve(s, sameOrigin(http.MethodGet, "/reviews/rv_1", nil, cookie)).Body.String()
+	check("the review page", page)
+	check("the park page", serve(s, sameOrigin(http.MethodGet, "/parks/pk_aaaaaaaaaaaaaaaaaaaaaaaaaa", nil, cookie)).Body.String())
+	b.refuse = &Refusal{Code: evil, Message: evil}
+	token := csrfField.FindStringSubmatch(page)[1]
+	check("a refusal", serve(s, sameOrigin(http.MethodPost, "/reviews/rv_1/decide", url.Values{"csrf": {token}, "digest": {v.InputDigest}, "decision": {"reject"}, "reason": {"no"}}, cookie)).Body.String())
+}
+
+func jsonString(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// submitted is what a browser submits for the edit field name on page
+// when the reviewer leaves it untouched (WHATWG HTML): the input stream
+// turns CRLF and CR into LF, html/template writes U+0000 as U+FFFD, a
+// text input strips line breaks from its value, and a textarea submits
+// its line breaks as CRLF.
+func submitted(t *testing.T, page, name string, member string) string {
+	t.Helper()
+	v := strings.ReplaceAll(member, "\x00", "\uFFFD")
+	v = strings.ReplaceAll(strings.ReplaceAll(v, "\r\n", "\n"), "\r", "\n")
+	switch {
+	case strings.Contains(page, `<textarea id="`+name+`"`):
+		return strings.ReplaceAll(v, "\n", "\r\n")
+	case strings.Contains(page, `<input type="text" id="`+name+`"`):
+		return strings.ReplaceAll(v, "\n", "")
+	}
+	t.Fatalf("the page has no field %s", name)
+	return ""
+}
+
+// Approving without touching the edit fields sends no edit, whatever the
+// members hold: a carriage return or U+0000 the browser cannot hold in a
+// field unchanged, or an editable member the input lacks (its empty field
+// is no member the reviewer added). Otherwise the run would execute an
+// input the reviewer never saw, whose digest the page never showed.
+func TestAFieldTheBrowserCannotHoldUnchangedIsNoEdit(t *testing.T) {
+	b := newBackend(t)
+	b.view.Editable = []string{"subject", "account", "note"}
+	var in map[string]any
+	json.Unmarshal(b.view.Input, &in)
+	in["subject"] = "Invoice 12\r34"
+	in["account"] = "DE12\x0034"
+	b.view.Input, _ = json.Marshal(in)
+	_, b.view.InputDigest, _ = tool.InputDigest(b.view.Input)
+	s, _ := newServer(t, b, 19)
+	cookie := open(t, s)
+	page := serve(s, sameOrigin(http.MethodGet, "/reviews/rv_1", nil, cookie)).Body.String()
+	form := url.Values{"csrf": {csrfField.FindStringSubmatch(page)[1]}, "digest": {b.view.InputDigest}, "decision": {"approve"},
+		"edit.subject": {submitted(t, page, "edit.subject", in["subject"].(string))},
+		"edit.account": {submitted(t, page, "edit.account", in["account"].(string))},
+		"edit.note":    {submitted(t, page, "edit.note", "")}}
+	if w := serve(s, sameOrigin(http.MethodPost, "/reviews/rv_1/decide", form, cookie)); w.Code != http.StatusSeeOther {
+		t.Fatalf("approve: %d %s", w.Code, w.Body)
+	}
+	if len(b.decided) != 1 || b.decided[0].Edits != nil {
+		t.Fatalf("Decide got edits %s; want none", b.decided[0].Edits)
+	}
+}
+
+// A parked call's refusals are said in a parked call's words: its run's
+// starter is refused as such (a parked call has no requester), and a
+// changed definition is named, not an input digest.
+func TestParkRefusalsAreSaidInAParkedCallsWords(t *testing.T) {
+	b := newBackend(t)
+	s, _ := newServer(t, b, 20)
+	cookie := open(t, s)
+	page := serve(s, sameOrigin(http.MethodGet, "/parks/pk_aaaaaaaaaaaaaaaaaaaaaaaaaa", nil, cookie)).Body.String()
+	token := csrfField.FindStringSubmatch(page)[1]
+	for code, words := range map[review.Code]string{
+		review.CodeSelfApproval:    "you started this run",
+		review.CodeUnauthenticated: "definition changed since this page showed it",
+		review.CodeForbidden:       "not one of its deciders",
+		review.CodeExpired:         "expired",
+	} {
+		b.refuse = &Refusal{Code: string(code), Message: "refused"}
+		w := serve(s, sameOrigin(http.MethodPost, "/parks/pk_aaaaaaaaaaaaaaaaaaaaaaaaaa/decide", url.Values{"csrf": {token}, "decision": {"approve"}, "digest": {"sha256:bb"}}, cookie))
+		if w.Code < 400 || !strings.Contains(w.Body.String(), words) || strings.Contains(w.Body.String(), "you asked for this review") {
+			t.Errorf("%s: %d; want a 4xx page saying %q", code, w.Code, words)
+		}
 	}
 }

@@ -149,7 +149,7 @@ func refusalText(err error) string {
 		string(review.CodeConflict):        "this was already decided (or its input no longer matches what was reviewed)",
 		string(review.CodeForbidden):       "you are not a reviewer of this: your identity matches none of its reviewers",
 		string(review.CodeTaskEnded):       "the run no longer waits for this decision",
-		string(review.CodeUnauthenticated): "the decision was refused: the input digest changed since this page showed it, or your identity could not be proven; reload the page",
+		string(review.CodeUnauthenticated): "review-decision did not accept your identity (its reason follows)",
 		string(review.CodeInvalid):         "review-decision refused the request as malformed",
 		string(review.CodeNotFound):        "there is no such review or parked call (it may have ended)",
 		string(review.CodeUnavailable):     "review-decision is unavailable for now; the same decision may be sent again",
@@ -161,6 +161,45 @@ func refusalText(err error) string {
 		words += " (review-decision: " + invisible.Escape(ref.Message) + ")"
 	}
 	return words
+}
+
+// decisionRefusalText is err in words for a review's decision: as
+// refusalText, but a decision's caller proof is bound to the input
+// digest the page showed (review.DecideBinding), so an unaccepted proof
+// is said to be that digest changed or the identity.
+func decisionRefusalText(err error) string {
+	var ref *Refusal
+	if errors.As(err, &ref) && ref.Code == string(review.CodeUnauthenticated) {
+		words := "the decision was refused: the input digest changed since this page showed it, or your identity could not be proven; reload the page"
+		if ref.Message != "" {
+			words += " (review-decision: " + invisible.Escape(ref.Message) + ")"
+		}
+		return words
+	}
+	return refusalText(err)
+}
+
+// parkRefusalText is err in words for a parked call's decision: as
+// refusalText, but a parked call has no requester nor input digest of
+// its own (docs/parking.md): its run's starter (or who held what started
+// it) may not decide it, and its decision is bound to the tool's current
+// definition.
+func parkRefusalText(err error) string {
+	var ref *Refusal
+	if errors.As(err, &ref) {
+		words := map[string]string{
+			string(review.CodeSelfApproval):    "you started this run (or held what started it): another decider must decide this parked call",
+			string(review.CodeUnauthenticated): "the decision was refused: the tool's definition changed since this page showed it, or your identity could not be proven; reload the page",
+			string(review.CodeForbidden):       "you may not decide this parked call: your identity is not one of its deciders",
+		}[ref.Code]
+		if words != "" {
+			if ref.Message != "" {
+				words += " (review-decision: " + invisible.Escape(ref.Message) + ")"
+			}
+			return words
+		}
+	}
+	return refusalText(err)
 }
 
 // refusalStatus is the status of a page re-rendered after a refusal.
@@ -363,9 +402,27 @@ func (s *Server) reviewPageOf(v review.View, form map[string][]string) reviewPag
 				val = f[0]
 			}
 		}
-		p.Edits = append(p.Edits, editField{Name: invisible.Escape(name), Form: "edit." + name, Value: val, Multiline: strings.Contains(val, "\n") || len(val) > 80})
+		p.Edits = append(p.Edits, editField{Name: invisible.Escape(name), Form: "edit." + name, Value: val, Multiline: multiline(val)})
 	}
 	return p
+}
+
+// multiline is whether an edit field holding val is a textarea: val has
+// a line break (a text input strips them) or is over 80 bytes.
+func multiline(val string) bool { return strings.ContainsAny(val, "\r\n") || len(val) > 80 }
+
+// untouched is what a browser submits for an edit field holding val that
+// the reviewer left as it was (WHATWG HTML): the input stream turns CRLF
+// and CR into LF, html/template writes U+0000 as U+FFFD, a text input
+// strips line breaks from its value and a textarea submits its line
+// breaks as CRLF. A submitted value equal to it is no edit.
+func untouched(val string) string {
+	v := strings.ReplaceAll(val, "\x00", "\uFFFD")
+	v = strings.ReplaceAll(strings.ReplaceAll(v, "\r\n", "\n"), "\r", "\n")
+	if multiline(val) {
+		return strings.ReplaceAll(v, "\n", "\r\n")
+	}
+	return strings.ReplaceAll(v, "\n", "")
 }
 
 // editText is a JSON string's own text, or any other JSON value's text:
@@ -645,7 +702,8 @@ func answerOf(ask json.RawMessage, form map[string][]string) (json.RawMessage, e
 }
 
 // editsOf builds the edits from a submitted form: each editable member
-// whose field differs from the input (a string member's text taken as
+// whose field differs from what the browser submits for it untouched
+// (untouched) and from the input (a string member's text taken as
 // the string, any other parsed as JSON); nil when none changed.
 func editsOf(v review.View, form map[string][]string) (map[string]json.RawMessage, error) {
 	var input map[string]json.RawMessage
@@ -660,6 +718,12 @@ func editsOf(v review.View, form map[string][]string) (map[string]json.RawMessag
 		var s string
 		var nv json.RawMessage
 		if len(orig) == 0 || json.Unmarshal(orig, &s) == nil {
+			if vs[0] == untouched(s) {
+				// The field as the page filled it: no edit, even where
+				// the browser could not hold the member's text as it is
+				// (a CR, U+0000), nor an absent member added as "".
+				continue
+			}
 			text := vs[0]
 			if !strings.Contains(s, "\r") {
 				// A textarea submits its line breaks as CRLF (HTML's form
@@ -744,7 +808,7 @@ func (s *Server) decideReview(w http.ResponseWriter, r *http.Request) {
 	}
 	if _, err := s.b.Decide(ctx, id, verdict, digest, reason, answer, edits); err != nil {
 		s.log.Warn("console decision refused", "path", r.URL.Path, "reason", refusalCode(err))
-		reshow(refusalStatus(err), refusalText(err))
+		reshow(refusalStatus(err), decisionRefusalText(err))
 		return
 	}
 	http.Redirect(w, r, "/reviews/"+id, http.StatusSeeOther)
@@ -908,9 +972,16 @@ func (s *Server) decidePark(w http.ResponseWriter, r *http.Request) {
 		reshow(http.StatusBadRequest, "choose approve, reject or resume")
 		return
 	}
-	if _, err := s.b.ParkDecide(ctx, id, decision, reason); err != nil {
+	// The digest the page showed, as a review's decision carries it: a
+	// form without it (a page of an older console) is read again.
+	digest, ok := r.PostForm["digest"]
+	if !ok || len(digest) != 1 {
+		reshow(http.StatusBadRequest, "the form does not name the definition digest it shows; reload the page")
+		return
+	}
+	if _, err := s.b.ParkDecide(ctx, id, decision, digest[0], reason); err != nil {
 		s.log.Warn("console park decision refused", "path", r.URL.Path, "reason", refusalCode(err))
-		reshow(refusalStatus(err), refusalText(err))
+		reshow(refusalStatus(err), parkRefusalText(err))
 		return
 	}
 	http.Redirect(w, r, "/parks/"+id, http.StatusSeeOther)

@@ -42,9 +42,10 @@ type Backend interface {
 	// ParkShow is one park.
 	ParkShow(ctx context.Context, id string) (park.View, error)
 	// ParkDecide approves, rejects or resumes park id, bound
-	// (review.ParkDecideBinding) to the park's current digest as
-	// `toolgate parked` binds it.
-	ParkDecide(ctx context.Context, id, decision, reason string) (park.DecideResult, error)
+	// (review.ParkDecideBinding) to digest, the current definition's
+	// digest the page showed (never read again at decision time: a
+	// definition changed again since is refused by review-decision).
+	ParkDecide(ctx context.Context, id, decision, digest, reason string) (park.DecideResult, error)
 }
 
 // Refusal is review-decision's refusal of a request: its error code
@@ -57,10 +58,17 @@ type Refusal struct {
 // Error is "CODE: message".
 func (r *Refusal) Error() string { return r.Code + ": " + r.Message }
 
-// CookieName is the console's session cookie: 32 random bytes,
-// base64url, HttpOnly, SameSite=Strict, Path=/ (RFC 6265bis), set once
-// the capability is used.
+// CookieName begins the name of the console's session cookie: 32 random
+// bytes, base64url, HttpOnly, SameSite=Strict, Path=/ (RFC 6265bis), set
+// once the capability is used. The whole name is SessionCookieName(PORT).
 const CookieName = "toolgate_console"
+
+// SessionCookieName is the session cookie's name of the console on
+// 127.0.0.1:port, "toolgate_console_PORT": a browser keeps one cookie per
+// name, domain and path whatever the port (RFC 6265 §8.5), so under one
+// name a second console (another stage, another shell) would overwrite
+// the first one's cookie and lock it out.
+func SessionCookieName(port int) string { return CookieName + "_" + strconv.Itoa(port) }
 
 // CapabilityBytes and SessionBytes are the random bytes of the opening
 // capability and of the session cookie: 256 bits each, beyond guessing;
@@ -113,6 +121,8 @@ type Server struct {
 	mux    *http.ServeMux
 	key    []byte // HMAC key of the CSRF tokens
 
+	cookie string // the session cookie's name, SessionCookieName(port)
+
 	mu         sync.Mutex
 	capability string // "" once used
 	session    string // the cookie's value once opened
@@ -131,7 +141,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Port < 1 || cfg.Port > 65535 {
 		return nil, fmt.Errorf("console: port %d is not 1 to 65535", cfg.Port)
 	}
-	s := &Server{b: cfg.Backend, host: "127.0.0.1:" + strconv.Itoa(cfg.Port), now: cfg.Now, log: cfg.Log}
+	s := &Server{b: cfg.Backend, host: "127.0.0.1:" + strconv.Itoa(cfg.Port), cookie: SessionCookieName(cfg.Port), now: cfg.Now, log: cfg.Log}
 	s.origin = "http://" + s.host
 	if s.now == nil {
 		s.now = time.Now
@@ -274,7 +284,7 @@ func (s *Server) hasSession(r *http.Request) bool {
 	if s.capability != "" {
 		return false
 	}
-	for _, c := range r.CookiesNamed(CookieName) {
+	for _, c := range r.CookiesNamed(s.cookie) {
 		if subtle.ConstantTimeCompare([]byte(c.Value), []byte(s.session)) == 1 {
 			return true
 		}
@@ -335,7 +345,7 @@ func (s *Server) open(w http.ResponseWriter, r *http.Request) {
 		s.render(w, http.StatusForbidden, "refused", refusedPage{Title: "Wrong link", Text: textNoSession})
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: session, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	http.SetCookie(w, &http.Cookie{Name: s.cookie, Value: session, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
