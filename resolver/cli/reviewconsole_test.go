@@ -274,7 +274,7 @@ func startLocalConsole(t *testing.T, e *reviewEnv, as string) *localConsole {
 	exited := make(chan int, 1)
 	go func() {
 		exited <- RunWith([]string{"review", "console", "--no-open", "--endpoint", e.decision.Endpoint(), "--as", as},
-			Env{Getenv: func(k string) string { return vars[k] }, LoadAWSConfig: local.AWSConfigLoader(vars), Stdout: pw, Stderr: lockedWriter{&mu, &errb}, consoleStop: stop})
+			Env{Getenv: func(k string) string { return vars[k] }, LoadAWSConfig: local.AWSConfigLoader(vars), Stdout: pw, Stderr: lockedWriter{&mu, &errb}, Stop: stop})
 		pw.Close()
 	}()
 	line, err := bufio.NewReader(pr).ReadString('\n')
