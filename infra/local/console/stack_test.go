@@ -29,6 +29,7 @@ import (
 	"github.com/toolgate/toolgate/resolver/cli/runner"
 	"github.com/toolgate/toolgate/shared/ledger"
 	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/testkit"
 )
 
 // suite is the one local stack the package's tests share, and the CLI
@@ -286,7 +287,7 @@ type console struct {
 	// base is http://127.0.0.1:PORT.
 	base string
 	// stderr is what it wrote to its standard error so far.
-	stderr *syncBuffer
+	stderr *testkit.Buffer
 }
 
 // startConsole starts toolgate review console --no-open on the stack's
@@ -303,7 +304,7 @@ func (e *env) startConsole(t *testing.T, as string) *console {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &console{stderr: &syncBuffer{}}
+	c := &console{stderr: &testkit.Buffer{}}
 	cmd.Stderr = c.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -341,24 +342,6 @@ func (e *env) startConsole(t *testing.T, as string) *console {
 		t.Fatalf("toolgate review console printed no URL within 30 s\n%s", c.stderr)
 	}
 	return c
-}
-
-// syncBuffer is a bytes.Buffer safe for one writer and one reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // reviewView is a review as toolgate review list --json prints it.

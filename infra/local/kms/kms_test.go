@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -13,25 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/kms/types"
 
 	"github.com/toolgate/toolgate/infra/local/kms"
+	"github.com/toolgate/toolgate/shared/testkit"
 )
-
-// lockedBuffer is a bytes.Buffer safe for the server's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 func TestStartCreatesTheStageKeyWithAliasAndRotation(t *testing.T) {
 	s := kms.StartForTest(t, "test")
@@ -62,7 +44,7 @@ func TestStartCreatesTheStageKeyWithAliasAndRotation(t *testing.T) {
 }
 
 func TestDataKeyDecryptsOnlyUnderItsEncryptionContext(t *testing.T) {
-	var log lockedBuffer
+	var log testkit.Buffer
 	s, err := kms.Start(t.Context(), kms.Options{Stage: "test", Log: &log})
 	if err != nil {
 		t.Fatal(err)

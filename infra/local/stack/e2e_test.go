@@ -34,6 +34,7 @@ import (
 	"github.com/toolgate/toolgate/shared/localkeys"
 	"github.com/toolgate/toolgate/shared/publishapi"
 	"github.com/toolgate/toolgate/shared/review"
+	"github.com/toolgate/toolgate/shared/testkit"
 )
 
 // env is one local stack for end-to-end tests: real dynalite, SES v2
@@ -362,24 +363,6 @@ func (e *env) clearMails(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for one writer and one reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // dataRoutes is the shared stack's data server: each test's own paths
 // (route), and otherwise what every test Solution may fetch:
 // /digest.json as newDataServer serves it, and 404 elsewhere.
@@ -638,7 +621,7 @@ steps:
 	t.Run("run --wait shows the pending review and the outcome", func(t *testing.T) {
 		input := filepath.Join(e.dir, "wait-input.json")
 		os.WriteFile(input, []byte(`{"recipient":"team@example.com"}`), 0o644)
-		var out syncBuffer
+		var out testkit.Buffer
 		done := make(chan int)
 		waited := fresh("waited")
 		go func() {

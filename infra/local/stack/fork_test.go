@@ -29,6 +29,7 @@ import (
 	"github.com/toolgate/toolgate/shared/mcptool"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/table"
+	"github.com/toolgate/toolgate/shared/testkit"
 	"github.com/toolgate/toolgate/shared/tool"
 )
 
@@ -48,7 +49,7 @@ func (e *env) forkCLI(t *testing.T, as, parent, solution string, more ...string)
 	t.Helper()
 	args := append([]string{"fork", parent, "--solution", solution,
 		"--endpoint", e.st.SFN.Endpoint(), "--stage", stack.Stage, "--params", e.st.ParamsFile, "--as", as}, more...)
-	var out syncBuffer
+	var out testkit.Buffer
 	code := e.cliRun(args, &out, &out)
 	t.Logf("toolgate fork %s as %s: exit %d\n%s", parent, as, code, out.String())
 	return out.String(), code
@@ -60,7 +61,7 @@ func (e *env) forkCLI(t *testing.T, as, parent, solution string, more ...string)
 func (e *env) reconcileCLI(t *testing.T, as, key string, outcome ...string) (string, int) {
 	t.Helper()
 	args := append([]string{"ledger", "reconcile", key, "--endpoint", e.decisionEndpoint(), "--as", as}, outcome...)
-	var out syncBuffer
+	var out testkit.Buffer
 	code := e.cliRun(args, &out, &out)
 	t.Logf("toolgate ledger reconcile %s as %s: exit %d\n%s", key, as, code, out.String())
 	return out.String(), code
