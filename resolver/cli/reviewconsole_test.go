@@ -95,21 +95,7 @@ func TestReviewConsoleLocalApprovesFromThePage(t *testing.T) {
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }, Timeout: time.Minute}
 	do := func(method, target string, form url.Values, cookie string) (*http.Response, string) {
 		t.Helper()
-		var body io.Reader
-		if form != nil {
-			body = strings.NewReader(form.Encode())
-		}
-		req, _ := http.NewRequest(method, target, body)
-		req.Header.Set("Sec-Fetch-Site", "same-origin")
-		req.Header.Set("Sec-Fetch-Mode", "navigate")
-		req.Header.Set("Sec-Fetch-Dest", "document")
-		if form != nil {
-			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-			req.Header.Set("Origin", origin)
-		}
-		if cookie != "" {
-			req.AddCookie(&http.Cookie{Name: sessionCookieName(t, target), Value: cookie})
-		}
+		req := consoleRequest(t, method, target, origin, form, cookie)
 		resp, err := client.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -294,21 +280,7 @@ func startLocalConsole(t *testing.T, e *reviewEnv, as string) *localConsole {
 	cookie := ""
 	c.do = func(method, target string, form url.Values) (*http.Response, string) {
 		t.Helper()
-		var body io.Reader
-		if form != nil {
-			body = strings.NewReader(form.Encode())
-		}
-		req, _ := http.NewRequest(method, target, body)
-		req.Header.Set("Sec-Fetch-Site", "same-origin")
-		req.Header.Set("Sec-Fetch-Mode", "navigate")
-		req.Header.Set("Sec-Fetch-Dest", "document")
-		if form != nil {
-			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-			req.Header.Set("Origin", c.origin)
-		}
-		if cookie != "" {
-			req.AddCookie(&http.Cookie{Name: sessionCookieName(t, target), Value: cookie})
-		}
+		req := consoleRequest(t, method, target, c.origin, form, cookie)
 		resp, err := client.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -426,4 +398,31 @@ func TestReviewConsoleRefusesOtherAccountsAndUnlistedReviewersInWords(t *testing
 			t.Fatalf("the console's log holds the input's %q: %s", v, c.stderr())
 		}
 	}
+}
+
+// consoleRequest is a request to the console at target as the console's
+// own page makes it: a same-origin navigation, with form as a POST's
+// body (and origin as its Origin), and the session cookie when one is
+// given.
+func consoleRequest(t *testing.T, method, target, origin string, form url.Values, cookie string) *http.Request {
+	t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequest(method, target, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	req.Header.Set("Sec-Fetch-Mode", "navigate")
+	req.Header.Set("Sec-Fetch-Dest", "document")
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", origin)
+	}
+	if cookie != "" {
+		req.AddCookie(&http.Cookie{Name: sessionCookieName(t, target), Value: cookie})
+	}
+	return req
 }
