@@ -24,6 +24,7 @@ import (
 	"github.com/toolgate/toolgate/shared/deployment"
 	"github.com/toolgate/toolgate/shared/review"
 	"github.com/toolgate/toolgate/shared/table"
+	"github.com/toolgate/toolgate/shared/testkit"
 )
 
 // A console command line the CLI cannot serve is refused with exit 2
@@ -75,81 +76,44 @@ func TestReviewConsoleLocalApprovesFromThePage(t *testing.T) {
 	t.Parallel()
 	e := newReviewEnv(t)
 	r := e.pending(t, "token-console-1")
-	pr, pw := io.Pipe()
-	stop := make(chan struct{})
-	var errb strings.Builder
-	vars := maps.Clone(e.cli)
-	exited := make(chan int, 1)
-	go func() {
-		exited <- RunWith([]string{"review", "console", "--no-open", "--endpoint", e.decision.Endpoint(), "--as", "alice"},
-			Env{Getenv: func(k string) string { return vars[k] }, LoadAWSConfig: local.AWSConfigLoader(vars), Stdout: pw, Stderr: &errb, Stop: stop})
-		pw.Close()
-	}()
-	line, err := bufio.NewReader(pr).ReadString('\n')
-	m := consoleLine.FindStringSubmatch(line)
-	if err != nil || m == nil {
-		t.Fatalf("stdout %q, %v; want one line %s", line, err, consoleLine)
-	}
-	go io.Copy(io.Discard, pr)
-	origin := m[1]
-	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }, Timeout: time.Minute}
-	do := func(method, target string, form url.Values, cookie string) (*http.Response, string) {
-		t.Helper()
-		req := consoleRequest(t, method, target, origin, form, cookie)
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp, string(b)
-	}
-	link := strings.TrimPrefix(strings.TrimSuffix(line, "\n"), "review console: ")
-	resp, _ := do(http.MethodGet, link, nil, "")
-	if resp.StatusCode != http.StatusSeeOther || len(resp.Cookies()) != 1 {
-		t.Fatalf("open: %d %v", resp.StatusCode, resp.Cookies())
-	}
-	cookie := resp.Cookies()[0].Value
-	if resp, _ := do(http.MethodGet, link, nil, ""); resp.StatusCode != http.StatusForbidden {
+	c := startLocalConsole(t, e, "alice")
+	origin, cookie := c.origin, c.cookie
+	if resp, _ := c.do(http.MethodGet, c.link, nil); resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("second open: %d; want 403", resp.StatusCode)
 	}
-	resp, body := do(http.MethodGet, origin+"/", nil, cookie)
+	resp, body := c.do(http.MethodGet, origin+"/", nil)
 	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `data-review-id="`+r.ID+`"`) {
-		t.Fatalf("list: %d %s\n%s", resp.StatusCode, body, errb.String())
+		t.Fatalf("list: %d %s\n%s", resp.StatusCode, body, c.stderr())
 	}
-	resp, body = do(http.MethodGet, origin+"/reviews/"+r.ID, nil, cookie)
+	resp, body = c.do(http.MethodGet, origin+"/reviews/"+r.ID, nil)
 	if resp.StatusCode != http.StatusOK || !strings.Contains(body, r.InputDigest) || !strings.Contains(body, "Weekly digest") {
 		t.Fatalf("show: %d %s", resp.StatusCode, body)
 	}
 	token := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(body)[1]
 	form := url.Values{"csrf": {token}, "digest": {r.InputDigest}, "decision": {"approve"}, "reason": {"read in the console"}}
-	if resp, body := do(http.MethodPost, origin+"/reviews/"+r.ID+"/decide", form, cookie); resp.StatusCode != http.StatusSeeOther {
+	if resp, body := c.do(http.MethodPost, origin+"/reviews/"+r.ID+"/decide", form); resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("approve: %d %s", resp.StatusCode, body)
 	}
 	if calls := e.sfn.Calls("token-console-1"); len(calls) != 1 || calls[0].Action != "SendTaskSuccess" || !strings.Contains(calls[0].Output, `"reason":"read in the console"`) {
 		t.Fatalf("Step Functions calls %+v", calls)
 	}
-	resp, body = do(http.MethodGet, origin+"/reviews/"+r.ID, nil, cookie)
+	resp, body = c.do(http.MethodGet, origin+"/reviews/"+r.ID, nil)
 	if !strings.Contains(body, `id="outcome"`) || !strings.Contains(body, "approved by "+as("alice")) {
 		t.Fatalf("after approving: %d %s", resp.StatusCode, body)
 	}
 	// A decision bound to another digest than the review's is refused.
 	r2 := e.pending(t, "token-console-2")
 	form = url.Values{"csrf": {token}, "digest": {"sha256:" + strings.Repeat("0", 64)}, "decision": {"approve"}}
-	_, body = do(http.MethodGet, origin+"/reviews/"+r2.ID, nil, cookie)
+	_, body = c.do(http.MethodGet, origin+"/reviews/"+r2.ID, nil)
 	form.Set("csrf", regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(body)[1])
-	if resp, body := do(http.MethodPost, origin+"/reviews/"+r2.ID+"/decide", form, cookie); resp.StatusCode < 400 || !strings.Contains(body, `id="refusal"`) {
+	if resp, body := c.do(http.MethodPost, origin+"/reviews/"+r2.ID+"/decide", form); resp.StatusCode < 400 || !strings.Contains(body, `id="refusal"`) {
 		t.Fatalf("approve with another digest: %d %s", resp.StatusCode, body)
 	}
 	if calls := e.sfn.Calls("token-console-2"); len(calls) != 0 {
 		t.Fatalf("a decision on another digest reached Step Functions: %+v", calls)
 	}
-	if strings.Contains(errb.String(), cookie) || strings.Contains(errb.String(), strings.TrimPrefix(link, origin+"/open?c=")) {
-		t.Fatalf("the console's log holds the cookie or the capability: %s", errb.String())
-	}
-	close(stop)
-	if code := <-exited; code != ExitOK {
-		t.Fatalf("exit %d: %s", code, errb.String())
+	if log := c.stderr(); strings.Contains(log, cookie) || strings.Contains(log, strings.TrimPrefix(c.link, origin+"/open?c=")) {
+		t.Fatalf("the console's log holds the cookie or the capability: %s", log)
 	}
 }
 
@@ -245,22 +209,23 @@ func TestReviewConsoleStageReadsTheFunctionURLFromSSM(t *testing.T) {
 // in-process as as, opened with its link: do sends a request as the
 // console's own page does, with the session cookie.
 type localConsole struct {
-	origin string
-	do     func(method, target string, form url.Values) (*http.Response, string)
-	stderr func() string
+	// origin is http://127.0.0.1:PORT, link the printed link (used once
+	// already) and cookie the session cookie's value.
+	origin, link, cookie string
+	do                   func(method, target string, form url.Values) (*http.Response, string)
+	stderr               func() string
 }
 
 func startLocalConsole(t *testing.T, e *reviewEnv, as string) *localConsole {
 	t.Helper()
 	pr, pw := io.Pipe()
 	stop := make(chan struct{})
-	var mu sync.Mutex
-	var errb strings.Builder
+	var errb testkit.Buffer
 	vars := maps.Clone(e.cli)
 	exited := make(chan int, 1)
 	go func() {
 		exited <- RunWith([]string{"review", "console", "--no-open", "--endpoint", e.decision.Endpoint(), "--as", as},
-			Env{Getenv: func(k string) string { return vars[k] }, LoadAWSConfig: local.AWSConfigLoader(vars), Stdout: pw, Stderr: lockedWriter{&mu, &errb}, Stop: stop})
+			Env{Getenv: func(k string) string { return vars[k] }, LoadAWSConfig: local.AWSConfigLoader(vars), Stdout: pw, Stderr: &errb, Stop: stop})
 		pw.Close()
 	}()
 	line, err := bufio.NewReader(pr).ReadString('\n')
@@ -269,7 +234,7 @@ func startLocalConsole(t *testing.T, e *reviewEnv, as string) *localConsole {
 		t.Fatalf("stdout %q, %v; want one line %s", line, err, consoleLine)
 	}
 	go io.Copy(io.Discard, pr)
-	c := &localConsole{origin: m[1], stderr: func() string { mu.Lock(); defer mu.Unlock(); return errb.String() }}
+	c := &localConsole{origin: m[1], link: strings.TrimPrefix(strings.TrimSuffix(line, "\n"), "review console: "), stderr: errb.String}
 	t.Cleanup(func() {
 		close(stop)
 		if code := <-exited; code != ExitOK {
@@ -277,10 +242,9 @@ func startLocalConsole(t *testing.T, e *reviewEnv, as string) *localConsole {
 		}
 	})
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }, Timeout: time.Minute}
-	cookie := ""
 	c.do = func(method, target string, form url.Values) (*http.Response, string) {
 		t.Helper()
-		req := consoleRequest(t, method, target, c.origin, form, cookie)
+		req := consoleRequest(t, method, target, c.origin, form, c.cookie)
 		resp, err := client.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -289,24 +253,12 @@ func startLocalConsole(t *testing.T, e *reviewEnv, as string) *localConsole {
 		b, _ := io.ReadAll(resp.Body)
 		return resp, string(b)
 	}
-	resp, _ := c.do(http.MethodGet, strings.TrimPrefix(strings.TrimSuffix(line, "\n"), "review console: "), nil)
+	resp, _ := c.do(http.MethodGet, c.link, nil)
 	if resp.StatusCode != http.StatusSeeOther || len(resp.Cookies()) != 1 {
 		t.Fatalf("open: %d %v", resp.StatusCode, resp.Cookies())
 	}
-	cookie = resp.Cookies()[0].Value
+	c.cookie = resp.Cookies()[0].Value
 	return c
-}
-
-// lockedWriter is a writer safe for the console's goroutines and the test.
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  io.Writer
-}
-
-func (l lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 // A parked call decided from a page that showed an older definition is
