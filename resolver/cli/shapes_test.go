@@ -5,15 +5,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/toolgate/toolgate/functions/publish/publish"
-	"github.com/toolgate/toolgate/infra/local"
 	"github.com/toolgate/toolgate/infra/local/localtest"
 	"github.com/toolgate/toolgate/shared/observed"
 	shapedynamo "github.com/toolgate/toolgate/shared/observed/dynamo"
-	"github.com/toolgate/toolgate/shared/platformtool"
-	"github.com/toolgate/toolgate/shared/publishapi"
 	"github.com/toolgate/toolgate/shared/toolset"
 )
 
@@ -26,22 +21,7 @@ func TestShapesThroughPublishFunction(t *testing.T) {
 	p, db, table := localtest.SharedTable(t, "toolgate-cli")
 	callers := localtest.StartCallers(t)
 	cliEnv := localAWS().with(callers.CLIEnv())
-	params, err := local.StartSSM(map[string]string{toolset.ToolFunctionParam("test", "FunctionCreateTicket"): "arn:aws:lambda:us-east-1:000000000000:function:create-ticket"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { params.Close() })
-	router, err := local.StartLambdaRouter(map[string]string{"create-ticket": "http://127.0.0.1:9/never-invoked"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { router.Close() })
-	tags := platformtool.Floor{ReviewOptional: true, AtLeastOnce: true, Idempotent: true}.Tags()
-	tags[platformtool.TagTool] = "test"
-	router.SetTags("create-ticket", tags)
-	fn := localtest.RIE(t, "publish", localtest.Bootstrap(t, "../../functions/publish"), 30*time.Second, callers.Env(map[string]string{
-		publishapi.EnvTable: table, publishapi.EnvStage: "test", publish.EnvRecipientAllow: "@example.com",
-		"AWS_ENDPOINT_URL_DYNAMODB": p.Endpoint(), "AWS_ENDPOINT_URL_SSM": params.Endpoint(), "AWS_ENDPOINT_URL_LAMBDA": router.Endpoint(), "TOOLGATE_LANE": ""}))
+	fn := startPublishFunction(t, callers, p.Endpoint(), table, false)
 	as := []string{"--function-endpoint", fn.Endpoint(), "--as", "bob"}
 	dir := t.TempDir()
 	copyFiles(t, dir, "demo.yaml", "schemas/create-ticket.input.json")

@@ -210,24 +210,7 @@ func TestToolsetThroughPublishFunction(t *testing.T) {
 	_, flags := ledgerEnv(t)
 	callers := localtest.StartCallers(t)
 	cliEnv := localAWS().with(callers.CLIEnv())
-	const createTicket = "arn:aws:lambda:us-east-1:000000000000:function:create-ticket"
-	params, err := local.StartSSM(map[string]string{toolset.ToolFunctionParam("test", "FunctionCreateTicket"): createTicket})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { params.Close() })
-	router, err := local.StartLambdaRouter(map[string]string{"create-ticket": "http://127.0.0.1:9/never-invoked"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { router.Close() })
-	tags := platformtool.Floor{ReviewOptional: true, AtLeastOnce: true, Idempotent: true}.Tags()
-	tags[platformtool.TagTool] = "test"
-	router.SetTags("create-ticket", tags)
-	router.RequireTag(platformtool.TagTool, "test")
-	fn := localtest.RIE(t, "publish", localtest.Bootstrap(t, "../../functions/publish"), 30*time.Second, callers.Env(map[string]string{
-		publishapi.EnvTable: flags[3], publishapi.EnvStage: "test", publish.EnvRecipientAllow: "@example.com",
-		"AWS_ENDPOINT_URL_DYNAMODB": flags[1], "AWS_ENDPOINT_URL_SSM": params.Endpoint(), "AWS_ENDPOINT_URL_LAMBDA": router.Endpoint(), "TOOLGATE_LANE": ""}))
+	fn := startPublishFunction(t, callers, flags[1], flags[3], true)
 	as := func(name string) []string { return []string{"--function-endpoint", fn.Endpoint(), "--as", name} }
 	noLocks := []string{"--toolsets", t.TempDir()}
 
@@ -549,4 +532,34 @@ func TestToolsetRegisterKeepsAnotherToolsetsLock(t *testing.T) {
 	if got, want := readFile(t, lockFile), readFile(t, filepath.Join(toolsetFiles, "demo.lock.json")); got != want {
 		t.Errorf("the replaced lock is not demo's:\n%s", cmp.Diff(want, got))
 	}
+}
+
+// startPublishFunction starts the publish function under the RIE for
+// stage "test" on the table at dynamoEndpoint, with callers' STS
+// stand-in, an SSM stand-in naming create-ticket's function as
+// FunctionCreateTicket, and a Lambda stand-in tagging it with a floor
+// (review optional, at least once, idempotent) for tool "test"; with
+// requireTag, the Lambda stand-in refuses a function without that tag,
+// as the proxy's role does.
+func startPublishFunction(t *testing.T, callers *localtest.Callers, dynamoEndpoint, table string, requireTag bool) *local.Process {
+	t.Helper()
+	params, err := local.StartSSM(map[string]string{toolset.ToolFunctionParam("test", "FunctionCreateTicket"): "arn:aws:lambda:us-east-1:000000000000:function:create-ticket"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { params.Close() })
+	router, err := local.StartLambdaRouter(map[string]string{"create-ticket": "http://127.0.0.1:9/never-invoked"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { router.Close() })
+	tags := platformtool.Floor{ReviewOptional: true, AtLeastOnce: true, Idempotent: true}.Tags()
+	tags[platformtool.TagTool] = "test"
+	router.SetTags("create-ticket", tags)
+	if requireTag {
+		router.RequireTag(platformtool.TagTool, "test")
+	}
+	return localtest.RIE(t, "publish", localtest.Bootstrap(t, "../../functions/publish"), 30*time.Second, callers.Env(map[string]string{
+		publishapi.EnvTable: table, publishapi.EnvStage: "test", publish.EnvRecipientAllow: "@example.com",
+		"AWS_ENDPOINT_URL_DYNAMODB": dynamoEndpoint, "AWS_ENDPOINT_URL_SSM": params.Endpoint(), "AWS_ENDPOINT_URL_LAMBDA": router.Endpoint(), "TOOLGATE_LANE": ""}))
 }
