@@ -329,55 +329,46 @@ func (b *consoleBackend) signed(ctx context.Context, bind caller.Binding, req re
 	return b.transport(ctx)(req)
 }
 
-// List implements console.Backend.
-func (b *consoleBackend) List(ctx context.Context, status string) (review.ListResult, error) {
+// call is one signed call of review-decision, within perRequest, for
+// the Backend method what: its JSON answer decoded into a T, or the error
+// answer gives.
+func call[T any](ctx context.Context, b *consoleBackend, what string, bind caller.Binding, req review.DirectRequest) (T, error) {
 	ctx, cancel := context.WithTimeout(ctx, perRequest)
 	defer cancel()
-	var res review.ListResult
-	out, code, msg, err := b.signed(ctx, caller.Binding{Action: caller.ActionList, Target: status}, review.DirectRequest{Action: review.ActionList, Status: status})
-	return res, b.answer("list", out, code, msg, err, &res)
+	var v T
+	out, code, msg, err := b.signed(ctx, bind, req)
+	return v, b.answer(what, out, code, msg, err, &v)
+}
+
+// List implements console.Backend.
+func (b *consoleBackend) List(ctx context.Context, status string) (review.ListResult, error) {
+	return call[review.ListResult](ctx, b, "list", caller.Binding{Action: caller.ActionList, Target: status}, review.DirectRequest{Action: review.ActionList, Status: status})
 }
 
 // Show implements console.Backend.
 func (b *consoleBackend) Show(ctx context.Context, id string) (review.View, error) {
-	ctx, cancel := context.WithTimeout(ctx, perRequest)
-	defer cancel()
-	var v review.View
-	out, code, msg, err := b.signed(ctx, caller.Binding{Action: caller.ActionShow, Target: id}, review.DirectRequest{Action: review.ActionShow, ReviewID: id})
-	return v, b.answer("show", out, code, msg, err, &v)
+	return call[review.View](ctx, b, "show", caller.Binding{Action: caller.ActionShow, Target: id}, review.DirectRequest{Action: review.ActionShow, ReviewID: id})
 }
 
 // Decide implements console.Backend: bound to digest, the digest the
 // page showed, never to one read again now.
 func (b *consoleBackend) Decide(ctx context.Context, id string, verdict review.Verdict, digest, reason string, answer, edits json.RawMessage) (review.DecideResult, error) {
-	ctx, cancel := context.WithTimeout(ctx, perRequest)
-	defer cancel()
-	var res review.DecideResult
 	bind, err := review.DecideBinding(id, verdict, digest, answer, edits)
 	if err != nil {
-		return res, err
+		return review.DecideResult{}, err
 	}
 	req := review.DirectRequest{Action: review.ActionDecide, ReviewID: id, Decision: verdict, Reason: reason, Answer: answer, Edits: edits}
-	out, code, msg, err := b.signed(ctx, bind, req)
-	return res, b.answer("decide", out, code, msg, err, &res)
+	return call[review.DecideResult](ctx, b, "decide", bind, req)
 }
 
 // ParkList implements console.Backend.
 func (b *consoleBackend) ParkList(ctx context.Context, status string) (park.ListResult, error) {
-	ctx, cancel := context.WithTimeout(ctx, perRequest)
-	defer cancel()
-	var res park.ListResult
-	out, code, msg, err := b.signed(ctx, review.ParkListBinding(status), review.DirectRequest{Action: review.ActionParkList, Status: status})
-	return res, b.answer("park list", out, code, msg, err, &res)
+	return call[park.ListResult](ctx, b, "park list", review.ParkListBinding(status), review.DirectRequest{Action: review.ActionParkList, Status: status})
 }
 
 // ParkShow implements console.Backend.
 func (b *consoleBackend) ParkShow(ctx context.Context, id string) (park.View, error) {
-	ctx, cancel := context.WithTimeout(ctx, perRequest)
-	defer cancel()
-	var v park.View
-	out, code, msg, err := b.signed(ctx, review.ParkShowBinding(id), review.DirectRequest{Action: review.ActionParkShow, ParkID: id})
-	return v, b.answer("park show", out, code, msg, err, &v)
+	return call[park.View](ctx, b, "park show", review.ParkShowBinding(id), review.DirectRequest{Action: review.ActionParkShow, ParkID: id})
 }
 
 // ParkDecide implements console.Backend: bound to digest, the current
@@ -385,13 +376,9 @@ func (b *consoleBackend) ParkShow(ctx context.Context, id string) (park.View, er
 // toolgate parked reads it), so that a definition changed again after the
 // page was rendered is refused rather than approved unseen.
 func (b *consoleBackend) ParkDecide(ctx context.Context, id, decision, digest, reason string) (park.DecideResult, error) {
-	ctx, cancel := context.WithTimeout(ctx, perRequest)
-	defer cancel()
-	var res park.DecideResult
 	if !park.IDPattern.MatchString(id) {
-		return res, &console.Refusal{Code: string(review.CodeInvalid), Message: "not a park id"}
+		return park.DecideResult{}, &console.Refusal{Code: string(review.CodeInvalid), Message: "not a park id"}
 	}
 	req := review.DirectRequest{Action: review.ActionParkDecide, ParkID: id, Decision: review.Verdict(decision), Reason: reason}
-	out, code, msg, err := b.signed(ctx, review.ParkDecideBinding(id, decision, digest), req)
-	return res, b.answer("park decide", out, code, msg, err, &res)
+	return call[park.DecideResult](ctx, b, "park decide", review.ParkDecideBinding(id, decision, digest), req)
 }
