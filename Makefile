@@ -88,7 +88,7 @@ FUZZ_TARGETS := \
 	./shared/webhook/:FuzzRunOf \
 	./shared/inbound/:FuzzParseStandardSignature ./shared/inbound/:FuzzParseStripeSignature ./shared/inbound/:FuzzParseGitHubSignature ./shared/inbound/:FuzzVerify \
 	./shared/webhookapi/:FuzzStatusChange ./shared/inboundapi/:FuzzDecodeMessage \
-	./shared/observed/:FuzzShapeItem ./shared/observed/:FuzzShapesFile \
+	./shared/observed/:FuzzShapeItem ./shared/observed/:FuzzShapesFile ./shared/observed/:FuzzPatterns \
 	./resolver/cli/console/:FuzzRewriteEmailHTML
 # Each function's deployed bootstrap size and cold-start init under the
 # RIE, next to a trivial handler built the same way, as ratios from one run:

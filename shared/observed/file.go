@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
+	"strings"
 
 	"github.com/toolgate/toolgate/shared/tool"
 )
@@ -21,19 +21,37 @@ const (
 	MaxFileHosts = 256
 )
 
-// fileToolsetPattern is a toolset id (shared/tool ToolsetIDPattern:
-// "ts_" and 32 lower-case hex digits).
-var fileToolsetPattern = regexp.MustCompile(`^ts_[0-9a-f]{32}$`)
-
-// fileToolPattern is a tool name a toolset may pin (shared/tool
-// ValidToolName: a catalog or platform tool's name, or an MCP tool's
-// "<server>.<tool>").
-var fileToolPattern = regexp.MustCompile(`^(?:[a-z][a-z0-9_-]{0,62}|[a-z][a-z0-9-]{0,30}\.[A-Za-z0-9_.-]{1,128})$`)
-
 // HostPattern is a host a shape is learned from (Identity.Host): a
-// lower-case DNS name or IPv4 address, or a bracketed IPv6 address, with
-// an optional port.
-var HostPattern = regexp.MustCompile(`^(?:[a-z0-9](?:[a-z0-9.-]{0,252}[a-z0-9])?|\[[0-9a-f:.]{2,45}\])(?::[0-9]{1,5})?$`)
+// lower-case DNS name or IPv4 address of at most 254 bytes, or a bracketed
+// IPv6 address of 2 to 45 characters, with an optional port of at most 5
+// digits. Its counts are checked apart from the regular expression
+// (tool.Pattern: RE2 unrolls a counted repetition, and {0,252} cost every
+// function linking this package 0.4 MB at its cold start;
+// docs/performance.md, "Cold init of the tool functions").
+var HostPattern = tool.NewPattern(
+	`^(?:[a-z0-9](?:[a-z0-9.-]{0,252}[a-z0-9])?|\[[0-9a-f:.]{2,45}\])(?::[0-9]{1,5})?$`,
+	`^(?:[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?|\[[0-9a-f:.]{2,}\])(?::[0-9]+)?$`,
+	254+len(":65535"), hostFits)
+
+// hostFits checks HostPattern's counts on a match of its uncounted form:
+// the name at most 254 bytes, the bracketed address at most 45, the port
+// at most 5 digits. A DNS name holds no ':' and an address no ']', so the
+// first of each ends the part it bounds.
+func hostFits(m []string) bool {
+	s, port := m[0], ""
+	if inner, rest, ok := strings.Cut(strings.TrimPrefix(s, "["), "]"); ok && s[0] == '[' {
+		if len(inner) > 45 {
+			return false
+		}
+		port = rest
+	} else if name, rest, ok := strings.Cut(s, ":"); ok {
+		s, port = name, ":"+rest
+	}
+	if len(s) > 254 {
+		return false
+	}
+	return len(port) <= len(":65535")
+}
 
 // File is the shapes learned for one toolset's tools, as `toolgate
 // shapes --json` writes it and a lock's "observed" member holds it
@@ -126,12 +144,12 @@ func (f *File) check() error {
 	if f == nil {
 		return errors.New("shapes file: none")
 	}
-	if !fileToolsetPattern.MatchString(f.Toolset) {
+	if !tool.ToolsetIDPattern.MatchString(f.Toolset) {
 		return errors.New("shapes file: toolset is no toolset id (ts_ and 32 lower-case hex digits)")
 	}
 	for _, name := range sortedKeys(f.Tools) {
 		t := f.Tools[name]
-		if !fileToolPattern.MatchString(name) {
+		if !tool.ValidToolName(name) {
 			return errors.New("shapes file: a tool name that no toolset can pin")
 		}
 		switch {
@@ -227,7 +245,7 @@ func ParseFile(data []byte) (*File, error) {
 	f := &File{Toolset: w.Toolset, Tools: make(map[string]ToolShapes, len(w.Tools))}
 	for _, name := range sortedKeys(w.Tools) {
 		tw := w.Tools[name]
-		if !fileToolPattern.MatchString(name) {
+		if !tool.ValidToolName(name) {
 			return nil, errors.New("shapes file: a tool name that no toolset can pin")
 		}
 		t := ToolShapes{LearnedFrom: tw.LearnedFrom}

@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/toolgate/toolgate/shared/tool"
 )
 
 // Bounds of a shape (docs/declarations.md, "Observed shapes"). They keep a
@@ -37,8 +38,8 @@ const (
 // IdentifierPattern is what a member name must match to be stored: a
 // plain identifier of 1 to 64 characters. An object with any other key (an
 // e-mail address, an id, a date, a sentence) holds data in its keys and
-// becomes a map.
-var IdentifierPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
+// becomes a map. Its count is checked apart (tool.Pattern).
+var IdentifierPattern = tool.NewPattern(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`, `^[A-Za-z_][A-Za-z0-9_]*$`, 64, nil)
 
 // Type is a set of JSON types, as JSON Schema 2020-12 names them
 // (Validation §6.1.1): one bit each.

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -138,7 +139,7 @@ func FunctionName(ref string) (string, error) {
 	switch {
 	case toolset.LambdaARNPattern.MatchString(ref):
 		return ref, nil
-	case functionNamePattern.MatchString(ref):
+	case functionNamePattern().MatchString(ref):
 		return "", tool.Errorf(tool.PermissionDenied, "the pinned function %q is a bare function name, not a full Lambda function ARN: the proxy invokes only an ARN or a ${Function...} placeholder resolved from SSM", ref)
 	case toolset.FunctionPattern.MatchString(ref):
 		return "", tool.Errorf(tool.Internal, "the pinned function %s is a placeholder that publishing did not resolve to a Lambda function ARN", ref)
@@ -149,8 +150,13 @@ func FunctionName(ref string) (string, error) {
 // functionNamePattern is what the Lambda API takes as a FunctionName
 // besides a full ARN, which FunctionName refuses: a bare name (letters,
 // digits, '-' and '_', 1..64) or a partial ARN ("123456789012:function:
-// NAME"), each with an optional version or alias qualifier.
-var functionNamePattern = regexp.MustCompile(`^(\d{12}:)?(function:)?[a-zA-Z0-9_-]{1,64}(:(\$LATEST|[a-zA-Z0-9_-]{1,128}))?$`)
+// NAME"), each with an optional version or alias qualifier. It is
+// compiled the first time a reference that is no full ARN is refused, not
+// at cold start: RE2 unrolls its counted repetitions, 0.15 MB of init
+// (docs/performance.md, "Cold init of the tool functions").
+var functionNamePattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(\d{12}:)?(function:)?[a-zA-Z0-9_-]{1,64}(:(\$LATEST|[a-zA-Z0-9_-]{1,128}))?$`)
+})
 
 // Tool returns the proxy's toolcall.Func: it invokes the function the
 // pinned toolset names for the tool (fns.Resolve) with the call's Request
