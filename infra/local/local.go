@@ -21,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/toolgate/toolgate/shared/functionconfig"
 	"github.com/toolgate/toolgate/shared/localkeys"
 )
 
@@ -249,7 +250,9 @@ func startNode(ctx context.Context, name, script string, ready func(context.Cont
 // AWS_LAMBDA_FUNCTION_NAME, AWS_LAMBDA_FUNCTION_MEMORY_SIZE=128,
 // AWS_LAMBDA_FUNCTION_TIMEOUT, AWS_REGION and AWS_DEFAULT_REGION=us-east-1,
 // AWS_ACCESS_KEY_ID=AKIDLOCAL, AWS_SECRET_ACCESS_KEY=secretlocal and
-// AWS_EC2_METADATA_DISABLED=true; env entries are added last and win. The RIE
+// AWS_EC2_METADATA_DISABLED=true; env entries are added last and win. Then
+// GOMAXPROCS, unless env sets it, as the CDK app sets it on a function of
+// that memory (functionconfig.GoMaxProcs: 1 at 128 MB). The RIE
 // adds AWS_LAMBDA_RUNTIME_API and its own variables for the bootstrap.
 //
 // timeout is rounded up to whole seconds (the RIE reads an integer); zero or
@@ -296,6 +299,13 @@ func StartRIE(ctx context.Context, name, bootstrap string, timeout time.Duration
 	}
 	for k, v := range env {
 		vars[k] = v
+	}
+	// GOMAXPROCS as the CDK app sets it for the function's memory.
+	if _, set := env[functionconfig.EnvGoMaxProcs]; !set {
+		memory, _ := strconv.Atoi(vars["AWS_LAMBDA_FUNCTION_MEMORY_SIZE"])
+		if v := functionconfig.GoMaxProcs(memory); v != "" {
+			vars[functionconfig.EnvGoMaxProcs] = v
+		}
 	}
 	environ := baseEnv()
 	keys := make([]string, 0, len(vars))

@@ -305,7 +305,7 @@ func TestRIE(t *testing.T) {
 	t.Logf("handler error: HTTP %d, X-Amz-Function-Error %q, body %s", status, hdr.Get("X-Amz-Function-Error"), body)
 
 	_, _, body = invoke(t, p, `{"getenv":["AWS_LAMBDA_FUNCTION_NAME","AWS_LAMBDA_FUNCTION_MEMORY_SIZE","AWS_LAMBDA_FUNCTION_TIMEOUT",`+
-		`"AWS_REGION","AWS_ACCESS_KEY_ID","AWS_SECRET_ACCESS_KEY","AWS_SESSION_TOKEN","ECHO_EXTRA","TOOLGATE_LOCAL_LEAK_CHECK","AWS_LAMBDA_RUNTIME_API"]}`)
+		`"AWS_REGION","AWS_ACCESS_KEY_ID","AWS_SECRET_ACCESS_KEY","AWS_SESSION_TOKEN","ECHO_EXTRA","TOOLGATE_LOCAL_LEAK_CHECK","AWS_LAMBDA_RUNTIME_API","GOMAXPROCS"]}`)
 	var got struct {
 		Env map[string]*string `json:"env"`
 	}
@@ -321,6 +321,7 @@ func TestRIE(t *testing.T) {
 		"AWS_SECRET_ACCESS_KEY":           "secretlocal",
 		"ECHO_EXTRA":                      "extra value",
 		"AWS_LAMBDA_RUNTIME_API":          p.RuntimeAPIAddr,
+		"GOMAXPROCS":                      "1",
 	}
 	for k, v := range want {
 		if g := got.Env[k]; g == nil || *g != v {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/jsii-runtime-go"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -354,6 +355,24 @@ func TestSAMEnvFile(t *testing.T) {
 			}
 			if _, never := neverSet[k]; never && k != lane.EnvLane {
 				t.Errorf("%s: %s=%s: %s", spec.LogicalID, k, v, neverSet[k])
+			}
+		}
+	}
+}
+
+// A function whose memory buys it more than one vCPU keeps the Go
+// runtime's default GOMAXPROCS; at one vCPU or less it runs with one P.
+func TestGOMAXPROCSFollowsEachFunctionsMemory(t *testing.T) {
+	p := &PlatformStackProps{TableName: "toolgate-test", RecipientAllow: []string{"@example.com"}}
+	for _, spec := range functionSpecs {
+		for _, c := range []struct {
+			memoryMB int
+			want     *string
+		}{{128, jsii.String("1")}, {1769, jsii.String("1")}, {1770, nil}, {4096, nil}} {
+			env := functionEnv(spec, p, spec.settings(FunctionSettings{MemoryMB: c.memoryMB}), nil)
+			got := env["GOMAXPROCS"]
+			if (got == nil) != (c.want == nil) || (got != nil && *got != *c.want) {
+				t.Errorf("%s at %d MB: GOMAXPROCS %s, want %s", spec.Name, c.memoryMB, aws.ToString(got), aws.ToString(c.want))
 			}
 		}
 	}

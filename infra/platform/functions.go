@@ -615,6 +615,10 @@ func functionEnv(spec functionSpec, p *PlatformStackProps, set FunctionSettings,
 		// Where the function exports its spans, or off.
 		envTracing: jsii.String(p.Tracing),
 	}
+	// One P when the function's memory buys it at most one vCPU.
+	if v := functionconfig.GoMaxProcs(set.MemoryMB); v != "" {
+		env[functionconfig.EnvGoMaxProcs] = jsii.String(v)
+	}
 	// The configured session roles, and the inbound-start role: the caller
 	// of an inbound run's start is its session, src-<source> or
 	// sched-<schedule> (inbound.go).

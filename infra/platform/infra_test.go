@@ -914,7 +914,14 @@ func checkFunctions(_, platform assertions.Template, _, pj tmpl) error {
 				env[k] = text(v)
 			}
 		}
-		if d := cmp.Diff(wantEnv[id], env); d != "" {
+		// Every function in the test's configuration has at most one
+		// vCPU's memory, so one P (functionconfig.GoMaxProcs).
+		wantVars := maps.Clone(wantEnv[id])
+		if w[0] > 1769 {
+			errs = append(errs, fmt.Errorf("%s: %d MB: the test configuration keeps every function at one vCPU or less", id, w[0]))
+		}
+		wantVars["GOMAXPROCS"] = "1"
+		if d := cmp.Diff(wantVars, env); d != "" {
 			errs = append(errs, fmt.Errorf("%s environment (-want +got):\n%s", id, d))
 		}
 		// The dispatcher's lease agrees with the function's timeout.

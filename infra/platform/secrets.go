@@ -108,6 +108,9 @@ type LedgerSecrets struct {
 	Since awscdk.CustomResource
 }
 
+// ledgerSecretsMemoryMB is the ledger-secrets function's memory, in MB.
+const ledgerSecretsMemoryMB = 128
+
 // newLedgerSecrets defines the provisioning function (its own role, whose
 // one SSM statement is ssm:PutParameter on exactly the parameters it
 // creates, and its own log group) and the two custom resources
@@ -152,15 +155,17 @@ func newLedgerSecrets(scope constructs.Construct, p *PlatformStackProps, fns map
 		Architecture:  awslambda.Architecture_ARM_64(),
 		Handler:       jsii.String("bootstrap"),
 		Code:          awslambda.Code_FromAsset(jsii.String(filepath.Join(p.AssetsDir, fnLedgerSecrets)), nil),
-		MemorySize:    jsii.Number(128),
+		MemorySize:    jsii.Number(ledgerSecretsMemoryMB),
 		Timeout:       awscdk.Duration_Seconds(jsii.Number(60)),
 		Role:          role,
 		LogGroup:      logs,
 		LoggingFormat: awslambda.LoggingFormat_JSON,
 		Tracing:       awslambda.Tracing_ACTIVE,
-		// None of it is read yet: every function of the stack sets the
-		// account, its timeout and where it exports spans.
-		Environment: &map[string]*string{envAccount: awscdk.Aws_ACCOUNT_ID(), envTimeoutSeconds: jsii.String("60"), envTracing: jsii.String(p.Tracing)},
+		// None of it is read yet but GOMAXPROCS: every function of the
+		// stack sets the account, its timeout, where it exports spans and
+		// its GOMAXPROCS.
+		Environment: &map[string]*string{envAccount: awscdk.Aws_ACCOUNT_ID(), envTimeoutSeconds: jsii.String("60"), envTracing: jsii.String(p.Tracing),
+			functionconfig.EnvGoMaxProcs: jsii.String(functionconfig.GoMaxProcs(ledgerSecretsMemoryMB))},
 	})
 	overrideLogicalID(fn, "LedgerSecretsFunction")
 	var props []any

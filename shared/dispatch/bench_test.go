@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"sync/atomic"
 	"syscall"
@@ -16,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/toolgate/toolgate/shared/functionconfig"
 	"github.com/toolgate/toolgate/shared/review/reviewtest"
 	"github.com/toolgate/toolgate/shared/toolcall"
 )
@@ -37,6 +39,14 @@ func cpuTime() time.Duration {
 // writes per invocation, the client's CPU per call, and the budgets of
 // docs/ledger.md as budget-met (1 or 0). docs/performance.md has figures.
 func BenchmarkDispatch(b *testing.B) {
+	// The dispatcher runs as deployed, and the Go baseline beside it: with
+	// the GOMAXPROCS the CDK app sets on a tool function (every one's
+	// default memory is at most one vCPU's; functionconfig.GoMaxProcs).
+	procs, err := strconv.Atoi(functionconfig.GoMaxProcs(functionconfig.OneVCPUMemoryMB))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 	e := newFrontedEnv(b)
 	var calls atomic.Int64
 	run := echo(&calls)
