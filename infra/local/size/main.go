@@ -1,7 +1,11 @@
 // Command size reports, per function, the size of its deployed bootstrap
 // and its cold-start init under the Lambda Runtime Interface Emulator,
 // next to a trivial aws-lambda-go handler built the same way
-// (infra/local/testdata/echo), as ratios from one run: `make size`.
+// (infra/local/testdata/echo), as ratios from one run: `make size`. The
+// functions run with the GOMAXPROCS the CDK app sets on them (1), the
+// trivial handler with the Go runtime's default, as Lambda runs any
+// function; a second trivial row, with GOMAXPROCS=1, is shown beside it
+// (docs/performance.md, "One P per function").
 //
 // Init is the first invocation's answer time less a warm one's in the same
 // process: work a function moves from its init to its first call still
@@ -55,8 +59,13 @@ const rounds = 15
 // the trivial handler's measured in the same run.
 const initGoal = 2.0
 
-// trivial names the baseline's row.
-const trivial = "(trivial handler)"
+// trivial names the baseline's row: the trivial handler with the Go
+// runtime's default GOMAXPROCS. trivialOneP names the same handler with
+// the functions' GOMAXPROCS, shown for reference.
+const (
+	trivial     = "(trivial handler)"
+	trivialOneP = "(trivial handler, GOMAXPROCS=1)"
+)
 
 // env is what each function needs to pass its cold-start configuration;
 // the first invocation's payload ({}) is refused at once, so no stand-in
@@ -97,8 +106,9 @@ func main() {
 type fn struct {
 	name  string
 	pkg   string
-	host  string // built for this machine, run under the RIE
-	size  int64  // the deployed (linux/arm64, stripped) bootstrap's bytes
+	host  string            // built for this machine, run under the RIE
+	env   map[string]string // added to its environment
+	size  int64             // the deployed (linux/arm64, stripped) bootstrap's bytes
 	inits []time.Duration
 	cpus  []time.Duration
 	// traceInits and traceBytes are the tracing packages' init per round
@@ -130,7 +140,12 @@ func run(ctx context.Context) error {
 		return err
 	}
 	defer ssm.Close()
-	fns := []*fn{{name: trivial, pkg: filepath.Join(root, "infra", "local", "testdata", "echo")}}
+	echo := filepath.Join(root, "infra", "local", "testdata", "echo")
+	// The baseline is the trivial handler as Lambda runs any function, with
+	// the Go runtime's default GOMAXPROCS; the functions run with the
+	// GOMAXPROCS the CDK app sets (local.StartRIE), and so does the second
+	// trivial row, for reference.
+	fns := []*fn{{name: trivial, pkg: echo, env: map[string]string{functionconfig.EnvGoMaxProcs: ""}}, {name: trivialOneP, pkg: echo}}
 	mains, _ := filepath.Glob(filepath.Join(root, "functions", "*", "main.go"))
 	for _, m := range mains {
 		fns = append(fns, &fn{name: filepath.Base(filepath.Dir(m)), pkg: filepath.Dir(m)})
@@ -154,7 +169,7 @@ func run(ctx context.Context) error {
 	for r := range rounds {
 		for i := range fns {
 			f := fns[(i+r)%len(fns)]
-			d, cpu, err := coldStart(ctx, f.host, f.name)
+			d, cpu, err := coldStart(ctx, f.host, f.name, f.env)
 			if err != nil {
 				return fmt.Errorf("%s: %w", f.name, err)
 			}
@@ -235,9 +250,10 @@ func build(ctx context.Context, pkg, out, arch string) error {
 // the first answer's time less a warm one's, and the CPU time the
 // bootstrap spent on it, its CPU time up to the first answer less what
 // the warm one took.
-func coldStart(ctx context.Context, bootstrap, name string) (wall, cpu time.Duration, err error) {
+func coldStart(ctx context.Context, bootstrap, name string, extra map[string]string) (wall, cpu time.Duration, err error) {
 	fenv := maps.Clone(env)
 	fenv[functionconfig.EnvMACParam] = functionconfig.MACParam(sizeStage, name)
+	maps.Copy(fenv, extra)
 	p, err := local.StartRIE(ctx, "size", bootstrap, 10*time.Second, fenv)
 	if err != nil {
 		return 0, 0, err
