@@ -30,6 +30,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -66,6 +67,10 @@ const (
 	trivial     = "(trivial handler)"
 	trivialOneP = "(trivial handler, GOMAXPROCS=1)"
 )
+
+// referenceFunction is the tool function measured a second time, with
+// the Go runtime's default GOMAXPROCS, in a row of its own.
+const referenceFunction = "send-email"
 
 // env is what each function needs to pass its cold-start configuration;
 // the first invocation's payload ({}) is refused at once, so no stand-in
@@ -104,13 +109,16 @@ func main() {
 
 // fn is one measured bootstrap.
 type fn struct {
-	name  string
-	pkg   string
-	host  string            // built for this machine, run under the RIE
-	env   map[string]string // added to its environment
-	size  int64             // the deployed (linux/arm64, stripped) bootstrap's bytes
-	inits []time.Duration
-	cpus  []time.Duration
+	name string
+	pkg  string
+	host string            // built for this machine, run under the RIE
+	env  map[string]string // added to its environment
+	// function is the function whose ledger secrets it reads, when not
+	// its name.
+	function string
+	size     int64 // the deployed (linux/arm64, stripped) bootstrap's bytes
+	inits    []time.Duration
+	cpus     []time.Duration
 	// traceInits and traceBytes are the tracing packages' init per round
 	// (tracingInit).
 	traceInits []time.Duration
@@ -150,6 +158,10 @@ func run(ctx context.Context) error {
 	for _, m := range mains {
 		fns = append(fns, &fn{name: filepath.Base(filepath.Dir(m)), pkg: filepath.Dir(m)})
 	}
+	// One tool function with the Go runtime's default GOMAXPROCS too, so
+	// that each run measures what one P saves a function's cold start.
+	fns = append(fns, &fn{name: referenceFunction + " (default GOMAXPROCS)", function: referenceFunction,
+		pkg: filepath.Join(root, "functions", referenceFunction), env: map[string]string{functionconfig.EnvGoMaxProcs: ""}})
 	for _, f := range fns {
 		deployed := filepath.Join(dir, "arm64", f.name, "bootstrap")
 		if err := build(ctx, f.pkg, deployed, "arm64"); err != nil {
@@ -169,7 +181,7 @@ func run(ctx context.Context) error {
 	for r := range rounds {
 		for i := range fns {
 			f := fns[(i+r)%len(fns)]
-			d, cpu, err := coldStart(ctx, f.host, f.name, f.env)
+			d, cpu, err := coldStart(ctx, f.host, cmp.Or(f.function, f.name), f.env)
 			if err != nil {
 				return fmt.Errorf("%s: %w", f.name, err)
 			}
