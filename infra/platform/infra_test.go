@@ -17,6 +17,7 @@ import (
 	"github.com/aws/jsii-runtime-go"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/toolgate/toolgate/shared/functionconfig"
 	"github.com/toolgate/toolgate/shared/reviewer"
 	"github.com/toolgate/toolgate/shared/table"
 )
@@ -917,7 +918,7 @@ func checkFunctions(_, platform assertions.Template, _, pj tmpl) error {
 		// Every function in the test's configuration has at most one
 		// vCPU's memory, so one P (functionconfig.GoMaxProcs).
 		wantVars := maps.Clone(wantEnv[id])
-		if w[0] > 1769 {
+		if w[0] > functionconfig.OneVCPUMemoryMB {
 			errs = append(errs, fmt.Errorf("%s: %d MB: the test configuration keeps every function at one vCPU or less", id, w[0]))
 		}
 		wantVars["GOMAXPROCS"] = "1"

@@ -1,8 +1,8 @@
 package functionconfig
 
 // EnvGoMaxProcs is the Go runtime's GOMAXPROCS variable, read once as a
-// bootstrap starts: the most goroutines that run at once on threads of
-// their own. The CDK app sets it on every function from GoMaxProcs of the
+// bootstrap starts: the most threads that run Go code at once (Ps). The
+// CDK app sets it on every function from GoMaxProcs of the
 // function's memory, and the local stack as the CDK app does
 // (docs/performance.md, "One P per function").
 const EnvGoMaxProcs = "GOMAXPROCS"
