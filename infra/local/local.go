@@ -319,7 +319,14 @@ func StartRIE(ctx context.Context, name, bootstrap string, timeout time.Duration
 		if err != nil {
 			return nil, fmt.Errorf("local: StartRIE: env(1), which starts the bootstrap with GOMAXPROCS: %w", err)
 		}
-		command = []string{envBin, functionconfig.EnvGoMaxProcs + "=" + maxProcs, bs}
+		// env(1) takes an argument holding '=' for a variable, so the
+		// bootstrap is named relative to its directory, the RIE's and its
+		// working directory.
+		file := filepath.Base(bs)
+		if strings.Contains(file, "=") {
+			return nil, fmt.Errorf("local: StartRIE: bootstrap %s: a file name with '=' cannot be started through env(1)", bs)
+		}
+		command = []string{envBin, functionconfig.EnvGoMaxProcs + "=" + maxProcs, "./" + file}
 	}
 	environ := baseEnv()
 	keys := make([]string, 0, len(vars))
