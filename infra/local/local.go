@@ -250,11 +250,11 @@ func startNode(ctx context.Context, name, script string, ready func(context.Cont
 // AWS_LAMBDA_FUNCTION_NAME, AWS_LAMBDA_FUNCTION_MEMORY_SIZE=128,
 // AWS_LAMBDA_FUNCTION_TIMEOUT, AWS_REGION and AWS_DEFAULT_REGION=us-east-1,
 // AWS_ACCESS_KEY_ID=AKIDLOCAL, AWS_SECRET_ACCESS_KEY=secretlocal and
-// AWS_EC2_METADATA_DISABLED=true; env entries are added last and win. The
-// bootstrap alone also gets GOMAXPROCS, as the CDK app sets it on a
-// function of that memory (functionconfig.GoMaxProcs: 1 at 128 MB), unless
-// env sets it ("" for the runtime's default); the RIE runs with its
-// default. The RIE
+// AWS_EC2_METADATA_DISABLED=true; env entries are added last and win. Then
+// GOMAXPROCS, unless env sets it, as the CDK app sets it on a function of
+// that memory (functionconfig.GoMaxProcs: 1 at 128 MB). The RIE, a Go
+// program too, runs with it as well, as under SAM local, where the
+// function's variables are the container's. The RIE
 // adds AWS_LAMBDA_RUNTIME_API and its own variables for the bootstrap.
 //
 // timeout is rounded up to whole seconds (the RIE reads an integer); zero or
@@ -302,31 +302,12 @@ func StartRIE(ctx context.Context, name, bootstrap string, timeout time.Duration
 	for k, v := range env {
 		vars[k] = v
 	}
-	// GOMAXPROCS as the CDK app sets it for the function's memory, for the
-	// bootstrap only: the RIE is a Go program too, which hands its own
-	// environment to the bootstrap, so the bootstrap is started through
-	// env(1) with the variable, and the RIE runs with its default as
-	// Lambda's own runtime process does.
-	maxProcs, setMaxProcs := vars[functionconfig.EnvGoMaxProcs]
-	if !setMaxProcs {
+	// GOMAXPROCS as the CDK app sets it for the function's memory.
+	if _, set := env[functionconfig.EnvGoMaxProcs]; !set {
 		memory, _ := strconv.Atoi(vars["AWS_LAMBDA_FUNCTION_MEMORY_SIZE"])
-		maxProcs = functionconfig.GoMaxProcs(memory)
-	}
-	delete(vars, functionconfig.EnvGoMaxProcs)
-	command := []string{bs}
-	if maxProcs != "" {
-		envBin, err := exec.LookPath("env")
-		if err != nil {
-			return nil, fmt.Errorf("local: StartRIE: env(1), which starts the bootstrap with GOMAXPROCS: %w", err)
+		if v := functionconfig.GoMaxProcs(memory); v != "" {
+			vars[functionconfig.EnvGoMaxProcs] = v
 		}
-		// env(1) takes an argument holding '=' for a variable, so the
-		// bootstrap is named relative to its directory, the RIE's and its
-		// working directory.
-		file := filepath.Base(bs)
-		if strings.Contains(file, "=") {
-			return nil, fmt.Errorf("local: StartRIE: bootstrap %s: a file name with '=' cannot be started through env(1)", bs)
-		}
-		command = []string{envBin, functionconfig.EnvGoMaxProcs + "=" + maxProcs, "./" + file}
 	}
 	environ := baseEnv()
 	keys := make([]string, 0, len(vars))
@@ -344,10 +325,10 @@ func StartRIE(ctx context.Context, name, bootstrap string, timeout time.Duration
 		dir:   filepath.Dir(bs),
 		env:   environ,
 		argv: func(ports []int) []string {
-			argv := []string{rie,
+			return []string{rie,
 				"--runtime-interface-emulator-address", "127.0.0.1:" + strconv.Itoa(ports[0]),
-				"--runtime-api-address", "127.0.0.1:" + strconv.Itoa(ports[1])}
-			return append(argv, command...)
+				"--runtime-api-address", "127.0.0.1:" + strconv.Itoa(ports[1]),
+				bs}
 		},
 	})
 	if err != nil {

@@ -328,13 +328,6 @@ func TestRIE(t *testing.T) {
 			t.Errorf("function env %s = %v, want %q", k, deref(g), v)
 		}
 	}
-	// GOMAXPROCS is the bootstrap's alone: the RIE, a Go program too, runs
-	// with its default, as Lambda's own runtime process does.
-	if environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", p.PID)); err != nil {
-		t.Errorf("the RIE's environment: %v", err)
-	} else if bytes.Contains(append([]byte{0}, environ...), []byte("\x00GOMAXPROCS=")) {
-		t.Errorf("the RIE runs with GOMAXPROCS set: %q", environ)
-	}
 	for _, k := range []string{"AWS_SESSION_TOKEN", "TOOLGATE_LOCAL_LEAK_CHECK"} {
 		if g := got.Env[k]; g != nil && *g != "" {
 			t.Errorf("function env %s = %q leaked in", k, *g)

@@ -1,11 +1,10 @@
 // Command size reports, per function, the size of its deployed bootstrap
 // and its cold-start init under the Lambda Runtime Interface Emulator,
 // next to a trivial aws-lambda-go handler built the same way
-// (infra/local/testdata/echo), as ratios from one run: `make size`. The
-// functions run with the GOMAXPROCS the CDK app sets on them (1), the
-// trivial handler with the Go runtime's default, as Lambda runs any
-// function; a second trivial row, with GOMAXPROCS=1, is shown beside it
-// (docs/performance.md, "One P per function").
+// (infra/local/testdata/echo), as ratios from one run: `make size`. Every
+// row, the trivial handler's too, runs with the GOMAXPROCS the CDK app
+// sets on the functions (local.StartRIE), so that rows differ only in
+// their bootstrap (docs/performance.md, "One P per function").
 //
 // Init is the first invocation's answer time less a warm one's in the same
 // process: work a function moves from its init to its first call still
@@ -30,7 +29,6 @@ package main
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -60,17 +58,8 @@ const rounds = 15
 // the trivial handler's measured in the same run.
 const initGoal = 2.0
 
-// trivial names the baseline's row: the trivial handler with the Go
-// runtime's default GOMAXPROCS. trivialOneP names the same handler with
-// the functions' GOMAXPROCS, shown for reference.
-const (
-	trivial     = "(trivial handler)"
-	trivialOneP = "(trivial handler, GOMAXPROCS=1)"
-)
-
-// referenceFunction is the tool function measured a second time, with
-// the Go runtime's default GOMAXPROCS, in a row of its own.
-const referenceFunction = "send-email"
+// trivial names the baseline's row.
+const trivial = "(trivial handler)"
 
 // env is what each function needs to pass its cold-start configuration;
 // the first invocation's payload ({}) is refused at once, so no stand-in
@@ -109,16 +98,12 @@ func main() {
 
 // fn is one measured bootstrap.
 type fn struct {
-	name string
-	pkg  string
-	host string            // built for this machine, run under the RIE
-	env  map[string]string // added to its environment
-	// function is the function whose ledger secrets it reads, when not
-	// its name.
-	function string
-	size     int64 // the deployed (linux/arm64, stripped) bootstrap's bytes
-	inits    []time.Duration
-	cpus     []time.Duration
+	name  string
+	pkg   string
+	host  string // built for this machine, run under the RIE
+	size  int64  // the deployed (linux/arm64, stripped) bootstrap's bytes
+	inits []time.Duration
+	cpus  []time.Duration
 	// traceInits and traceBytes are the tracing packages' init per round
 	// (tracingInit).
 	traceInits []time.Duration
@@ -148,20 +133,11 @@ func run(ctx context.Context) error {
 		return err
 	}
 	defer ssm.Close()
-	echo := filepath.Join(root, "infra", "local", "testdata", "echo")
-	// The baseline is the trivial handler as Lambda runs any function, with
-	// the Go runtime's default GOMAXPROCS; the functions run with the
-	// GOMAXPROCS the CDK app sets (local.StartRIE), and so does the second
-	// trivial row, for reference.
-	fns := []*fn{{name: trivial, pkg: echo, env: map[string]string{functionconfig.EnvGoMaxProcs: ""}}, {name: trivialOneP, pkg: echo}}
+	fns := []*fn{{name: trivial, pkg: filepath.Join(root, "infra", "local", "testdata", "echo")}}
 	mains, _ := filepath.Glob(filepath.Join(root, "functions", "*", "main.go"))
 	for _, m := range mains {
 		fns = append(fns, &fn{name: filepath.Base(filepath.Dir(m)), pkg: filepath.Dir(m)})
 	}
-	// One tool function with the Go runtime's default GOMAXPROCS too, so
-	// that each run measures what one P saves a function's cold start.
-	fns = append(fns, &fn{name: referenceFunction + " (default GOMAXPROCS)", function: referenceFunction,
-		pkg: filepath.Join(root, "functions", referenceFunction), env: map[string]string{functionconfig.EnvGoMaxProcs: ""}})
 	for _, f := range fns {
 		deployed := filepath.Join(dir, "arm64", f.name, "bootstrap")
 		if err := build(ctx, f.pkg, deployed, "arm64"); err != nil {
@@ -181,7 +157,7 @@ func run(ctx context.Context) error {
 	for r := range rounds {
 		for i := range fns {
 			f := fns[(i+r)%len(fns)]
-			d, cpu, err := coldStart(ctx, f.host, cmp.Or(f.function, f.name), f.env)
+			d, cpu, err := coldStart(ctx, f.host, f.name)
 			if err != nil {
 				return fmt.Errorf("%s: %w", f.name, err)
 			}
@@ -262,10 +238,9 @@ func build(ctx context.Context, pkg, out, arch string) error {
 // the first answer's time less a warm one's, and the CPU time the
 // bootstrap spent on it, its CPU time up to the first answer less what
 // the warm one took.
-func coldStart(ctx context.Context, bootstrap, name string, extra map[string]string) (wall, cpu time.Duration, err error) {
+func coldStart(ctx context.Context, bootstrap, name string) (wall, cpu time.Duration, err error) {
 	fenv := maps.Clone(env)
 	fenv[functionconfig.EnvMACParam] = functionconfig.MACParam(sizeStage, name)
-	maps.Copy(fenv, extra)
 	p, err := local.StartRIE(ctx, "size", bootstrap, 10*time.Second, fenv)
 	if err != nil {
 		return 0, 0, err
