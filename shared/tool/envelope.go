@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -322,15 +323,10 @@ func DecodeEnvelope(data []byte) (*Envelope, error) {
 	// optional one that is null is absent (a missing approval).
 	e := &Envelope{}
 	v := reflect.ValueOf(e).Elem()
-	known := map[string]bool{}
-	for i := range v.NumField() {
+	fields := envelopeFields()
+	for _, ef := range fields.list {
+		i, name, required := ef.index, ef.name, ef.required
 		f := v.Type().Field(i)
-		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "-" {
-			continue // no member (Parkable)
-		}
-		required := !strings.Contains(opts, "omitempty")
-		known[name] = true
 		raw, ok := members[name]
 		if !ok {
 			if required {
@@ -365,7 +361,7 @@ func DecodeEnvelope(data []byte) (*Envelope, error) {
 		}
 	}
 	for k := range members {
-		if !known[k] {
+		if !fields.known[k] {
 			return nil, Errorf(InputInvalid, "envelope field %s is not part of the envelope", strconv.Quote(excerpt.Bytes(k, maxQuotedBytes, "...")))
 		}
 	}
@@ -376,6 +372,33 @@ func DecodeEnvelope(data []byte) (*Envelope, error) {
 	return e, nil
 }
 
+// envelopeField is one member of the envelope: the Envelope's field index,
+// its JSON name, and whether it is required (no omitempty).
+type envelopeField struct {
+	index    int
+	name     string
+	required bool
+}
+
+// envelopeFields are the Envelope's members by their JSON names, read
+// from its struct tags once, on the first envelope decoded.
+var envelopeFields = sync.OnceValue(func() (out struct {
+	list  []envelopeField
+	known map[string]bool
+}) {
+	t := reflect.TypeFor[Envelope]()
+	out.known = map[string]bool{}
+	for i := range t.NumField() {
+		name, opts, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name == "-" {
+			continue // no member (Parkable)
+		}
+		out.list = append(out.list, envelopeField{index: i, name: name, required: !strings.Contains(opts, "omitempty")})
+		out.known[name] = true
+	}
+	return out
+})
+
 // DecodeObject reads exactly one JSON object and returns its members: the
 // one strict object decoder of the contract, for the envelope and the
 // review Task's payload. It refuses duplicate names (RFC 8259 §4: names
@@ -384,18 +407,18 @@ func DecodeEnvelope(data []byte) (*Envelope, error) {
 // (the document) and the member, cut to 64 bytes; numbers are kept as
 // written (json.Number semantics for the caller's own decoding).
 func DecodeObject(what string, data []byte) (map[string]json.RawMessage, error) {
-	notObject := fmt.Errorf("%s is not a JSON object", what)
+	notObject := func() error { return fmt.Errorf("%s is not a JSON object", what) }
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, notObject
+		return nil, notObject()
 	}
 	out := map[string]json.RawMessage{}
 	for dec.More() {
 		t, err := dec.Token()
 		name, ok := t.(string)
 		if err != nil || !ok {
-			return nil, notObject
+			return nil, notObject()
 		}
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
@@ -407,7 +430,7 @@ func DecodeObject(what string, data []byte) (map[string]json.RawMessage, error) 
 		out[name] = v
 	}
 	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
-		return nil, notObject
+		return nil, notObject()
 	}
 	if rest := bytes.TrimSpace(data[dec.InputOffset():]); len(rest) > 0 {
 		return nil, fmt.Errorf("%s has data after its JSON object", what)
