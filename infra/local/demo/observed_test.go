@@ -58,7 +58,10 @@ func TestObservedShapesSectionOnTheStack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Stop()
+	defer func() {
+		st.Stop()
+		os.RemoveAll(st.Dir) // its functions' bootstraps, hundreds of MB
+	}()
 	for k, v := range st.Environ() {
 		t.Setenv(k, v) // as run does: the CLI reads the stack's keys from it
 	}
