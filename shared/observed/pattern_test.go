@@ -12,13 +12,9 @@ import (
 // countedPatterns are the package's Patterns beside their counted forms,
 // compiled as they were before the counts moved out of them: each Pattern
 // must accept exactly the same strings, with the same submatches.
-var countedPatterns = []struct {
-	name    string
-	p       tool.Pattern
-	counted *regexp.Regexp
-}{
-	{"HostPattern", HostPattern, regexp.MustCompile(`^(?:[a-z0-9](?:[a-z0-9.-]{0,252}[a-z0-9])?|\[[0-9a-f:.]{2,45}\])(?::[0-9]{1,5})?$`)},
-	{"IdentifierPattern", IdentifierPattern, regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)},
+var countedPatterns = []testkit.Counted{
+	{Name: "HostPattern", P: HostPattern, Regexp: regexp.MustCompile(`^(?:[a-z0-9](?:[a-z0-9.-]{0,252}[a-z0-9])?|\[[0-9a-f:.]{2,45}\])(?::[0-9]{1,5})?$`)},
+	{Name: "IdentifierPattern", P: IdentifierPattern, Regexp: regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)},
 }
 
 // patternCases are strings around each bound (names of 254 bytes,
@@ -38,14 +34,7 @@ func patternCases() []string {
 }
 
 func TestPatternsAcceptWhatTheirCountedFormsAccept(t *testing.T) {
-	for _, c := range countedPatterns {
-		if c.p.String() != c.counted.String() {
-			t.Errorf("%s shows %s, not its counted form %s", c.name, c.p, c.counted)
-		}
-		for _, s := range patternCases() {
-			testkit.SameAsRegexp(t, c.name, c.p, c.counted, s)
-		}
-	}
+	testkit.SameAsCounted(t, countedPatterns, patternCases()...)
 }
 
 // The file's toolset and tool-name checks are shared/tool's, which its
@@ -68,8 +57,6 @@ func FuzzPatterns(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		for _, c := range countedPatterns {
-			testkit.SameAsRegexp(t, c.name, c.p, c.counted, s)
-		}
+		testkit.SameAsCounted(t, countedPatterns, s)
 	})
 }

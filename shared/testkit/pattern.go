@@ -25,3 +25,32 @@ func SameAsRegexp(t testing.TB, name string, p Matcher, counted *regexp.Regexp, 
 		t.Errorf("%s.FindStringSubmatch(%q) = %q, the counted form %q", name, s, got, want)
 	}
 }
+
+// Counted is a pattern beside the counted regexp it replaces
+// (tool.Pattern), under the name failures give.
+type Counted struct {
+	Name   string
+	P      CountedMatcher
+	Regexp *regexp.Regexp
+}
+
+// CountedMatcher is a Matcher that shows the counted form it replaces.
+type CountedMatcher interface {
+	Matcher
+	String() string
+}
+
+// SameAsCounted fails t unless each pattern shows its counted form
+// (String) and answers each of cases exactly as that form does
+// (SameAsRegexp).
+func SameAsCounted(t testing.TB, patterns []Counted, cases ...string) {
+	t.Helper()
+	for _, c := range patterns {
+		if c.P.String() != c.Regexp.String() {
+			t.Errorf("%s shows %s, not its counted form %s", c.Name, c.P, c.Regexp)
+		}
+		for _, s := range cases {
+			SameAsRegexp(t, c.Name, c.P, c.Regexp, s)
+		}
+	}
+}

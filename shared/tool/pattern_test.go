@@ -11,14 +11,10 @@ import (
 // countedPatterns are the package's Patterns beside their counted forms,
 // compiled as they were before the counts moved out of them: each Pattern
 // must accept exactly the same strings, with the same submatches.
-var countedPatterns = []struct {
-	name    string
-	p       Pattern
-	counted *regexp.Regexp
-}{
-	{"NamePattern", NamePattern, regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)},
-	{"MCPServerPattern", MCPServerPattern, regexp.MustCompile(`^[a-z][a-z0-9-]{0,30}$`)},
-	{"MCPToolNamePattern", MCPToolNamePattern, regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)},
+var countedPatterns = []testkit.Counted{
+	{Name: "NamePattern", P: NamePattern, Regexp: regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)},
+	{Name: "MCPServerPattern", P: MCPServerPattern, Regexp: regexp.MustCompile(`^[a-z][a-z0-9-]{0,30}$`)},
+	{Name: "MCPToolNamePattern", P: MCPToolNamePattern, Regexp: regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)},
 }
 
 // patternCases are strings around each bound (31, 63, 128): ASCII,
@@ -34,14 +30,7 @@ func patternCases() []string {
 }
 
 func TestPatternsAcceptWhatTheirCountedFormsAccept(t *testing.T) {
-	for _, c := range countedPatterns {
-		if c.p.String() != c.counted.String() {
-			t.Errorf("%s shows %s, not its counted form %s", c.name, c.p, c.counted)
-		}
-		for _, s := range patternCases() {
-			testkit.SameAsRegexp(t, c.name, c.p, c.counted, s)
-		}
-	}
+	testkit.SameAsCounted(t, countedPatterns, patternCases()...)
 }
 
 // FuzzPatterns holds each Pattern to its counted form on any input.
@@ -50,8 +39,6 @@ func FuzzPatterns(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		for _, c := range countedPatterns {
-			testkit.SameAsRegexp(t, c.name, c.p, c.counted, s)
-		}
+		testkit.SameAsCounted(t, countedPatterns, s)
 	})
 }

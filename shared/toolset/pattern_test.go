@@ -6,20 +6,15 @@ import (
 	"testing"
 
 	"github.com/toolgate/toolgate/shared/testkit"
-	"github.com/toolgate/toolgate/shared/tool"
 )
 
 // countedPatterns are the package's tool.Patterns beside their counted
 // forms, compiled as they were before the counts moved out of them: each
 // must accept exactly the same strings, with the same submatches.
-var countedPatterns = []struct {
-	name    string
-	p       tool.Pattern
-	counted *regexp.Regexp
-}{
-	{"FunctionPattern", FunctionPattern, regexp.MustCompile(`^\$\{(Function[A-Z][A-Za-z0-9]{0,62})\}$`)},
-	{"LambdaARNPattern", LambdaARNPattern, regexp.MustCompile(`^arn:aws[a-zA-Z-]*:lambda:[a-z]{2}((-gov)|(-iso([a-z]?)))?-[a-z]+-\d{1}:\d{12}:function:[a-zA-Z0-9-_]{1,64}(:(\$LATEST|[a-zA-Z0-9-_]{1,128}))?$`)},
-	{"NamePattern", NamePattern, regexp.MustCompile(`^[a-z][a-z0-9-]{0,49}$`)},
+var countedPatterns = []testkit.Counted{
+	{Name: "FunctionPattern", P: FunctionPattern, Regexp: regexp.MustCompile(`^\$\{(Function[A-Z][A-Za-z0-9]{0,62})\}$`)},
+	{Name: "LambdaARNPattern", P: LambdaARNPattern, Regexp: regexp.MustCompile(`^arn:aws[a-zA-Z-]*:lambda:[a-z]{2}((-gov)|(-iso([a-z]?)))?-[a-z]+-\d{1}:\d{12}:function:[a-zA-Z0-9-_]{1,64}(:(\$LATEST|[a-zA-Z0-9-_]{1,128}))?$`)},
+	{Name: "NamePattern", P: NamePattern, Regexp: regexp.MustCompile(`^[a-z][a-z0-9-]{0,49}$`)},
 }
 
 // patternCases are strings around each bound (50 name bytes, 62 key
@@ -44,14 +39,7 @@ func patternCases() []string {
 }
 
 func TestPatternsAcceptWhatTheirCountedFormsAccept(t *testing.T) {
-	for _, c := range countedPatterns {
-		if c.p.String() != c.counted.String() {
-			t.Errorf("%s shows %s, not its counted form %s", c.name, c.p, c.counted)
-		}
-		for _, s := range patternCases() {
-			testkit.SameAsRegexp(t, c.name, c.p, c.counted, s)
-		}
-	}
+	testkit.SameAsCounted(t, countedPatterns, patternCases()...)
 }
 
 // FuzzPatterns holds each Pattern to its counted form on any input, alone
@@ -61,11 +49,7 @@ func FuzzPatterns(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		for _, c := range countedPatterns {
-			for _, in := range []string{s, "${Function" + s + "}", "arn:aws:lambda:us-east-1:123456789012:function:" + s,
-				"arn:aws:lambda:us-east-1:123456789012:function:f:" + s} {
-				testkit.SameAsRegexp(t, c.name, c.p, c.counted, in)
-			}
-		}
+		testkit.SameAsCounted(t, countedPatterns, s, "${Function"+s+"}", "arn:aws:lambda:us-east-1:123456789012:function:"+s,
+			"arn:aws:lambda:us-east-1:123456789012:function:f:"+s)
 	})
 }
