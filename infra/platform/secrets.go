@@ -161,9 +161,9 @@ func newLedgerSecrets(scope constructs.Construct, p *PlatformStackProps, fns map
 		LogGroup:      logs,
 		LoggingFormat: awslambda.LoggingFormat_JSON,
 		Tracing:       awslambda.Tracing_ACTIVE,
-		// None of it is read yet but GOMAXPROCS: every function of the
-		// stack sets the account, its timeout, where it exports spans and
-		// its GOMAXPROCS.
+		// Every function of the stack sets the account, its timeout and
+		// where it exports spans, which this one does not read yet, and
+		// its GOMAXPROCS, which the Go runtime reads.
 		Environment: &map[string]*string{envAccount: awscdk.Aws_ACCOUNT_ID(), envTimeoutSeconds: jsii.String("60"), envTracing: jsii.String(p.Tracing),
 			functionconfig.EnvGoMaxProcs: jsii.String(functionconfig.GoMaxProcs(ledgerSecretsMemoryMB))},
 	})

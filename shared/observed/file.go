@@ -38,19 +38,19 @@ var HostPattern = tool.NewPattern(
 // at most 5 digits. A DNS name holds no ':' and an address no ']', so the
 // first of each ends the part it bounds.
 func hostFits(m []string) bool {
-	s, port := m[0], ""
-	if inner, rest, ok := strings.Cut(strings.TrimPrefix(s, "["), "]"); ok && s[0] == '[' {
-		if len(inner) > 45 {
+	host, port := m[0], ""
+	if address, ok := strings.CutPrefix(host, "["); ok {
+		address, port, _ = strings.Cut(address, "]")
+		if len(address) > 45 {
 			return false
 		}
-		port = rest
-	} else if name, rest, ok := strings.Cut(s, ":"); ok {
-		s, port = name, ":"+rest
+	} else {
+		host, port, _ = strings.Cut(host, ":")
+		if len(host) > 254 {
+			return false
+		}
 	}
-	if len(s) > 254 {
-		return false
-	}
-	return len(port) <= len(":65535")
+	return len(strings.TrimPrefix(port, ":")) <= 5
 }
 
 // File is the shapes learned for one toolset's tools, as `toolgate

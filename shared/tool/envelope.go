@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -323,10 +324,9 @@ func DecodeEnvelope(data []byte) (*Envelope, error) {
 	// optional one that is null is absent (a missing approval).
 	e := &Envelope{}
 	v := reflect.ValueOf(e).Elem()
-	fields := envelopeFields()
-	for _, ef := range fields.list {
+	matched := 0 // members that are envelope fields
+	for _, ef := range envelopeFields() {
 		i, name, required := ef.index, ef.name, ef.required
-		f := v.Type().Field(i)
 		raw, ok := members[name]
 		if !ok {
 			if required {
@@ -334,11 +334,12 @@ func DecodeEnvelope(data []byte) (*Envelope, error) {
 			}
 			continue
 		}
+		matched++
 		null := string(bytes.TrimSpace(raw)) == "null"
 		if required && null {
 			return nil, Errorf(InputInvalid, "envelope field %q must not be null", name)
 		}
-		if f.Type == reflect.TypeOf(json.RawMessage(nil)) {
+		if ef.raw {
 			if null {
 				continue // an optional member that is null is absent
 			}
@@ -360,9 +361,11 @@ func DecodeEnvelope(data []byte) (*Envelope, error) {
 			return nil, Errorf(InputInvalid, "envelope field %q: %s", name, typeProblem(err))
 		}
 	}
-	for k := range members {
-		if !fields.known[k] {
-			return nil, Errorf(InputInvalid, "envelope field %s is not part of the envelope", strconv.Quote(excerpt.Bytes(k, maxQuotedBytes, "...")))
+	if matched < len(members) {
+		for k := range members {
+			if !slices.ContainsFunc(envelopeFields(), func(ef envelopeField) bool { return ef.name == k }) {
+				return nil, Errorf(InputInvalid, "envelope field %s is not part of the envelope", strconv.Quote(excerpt.Bytes(k, maxQuotedBytes, "...")))
+			}
 		}
 	}
 	_, e.Parkable = members[MemberParkID]
@@ -373,28 +376,28 @@ func DecodeEnvelope(data []byte) (*Envelope, error) {
 }
 
 // envelopeField is one member of the envelope: the Envelope's field index,
-// its JSON name, and whether it is required (no omitempty).
+// its JSON name, whether it is required (no omitempty), and whether it is
+// raw JSON (json.RawMessage).
 type envelopeField struct {
 	index    int
 	name     string
 	required bool
+	raw      bool
 }
 
 // envelopeFields are the Envelope's members by their JSON names, read
 // from its struct tags once, on the first envelope decoded.
-var envelopeFields = sync.OnceValue(func() (out struct {
-	list  []envelopeField
-	known map[string]bool
-}) {
+var envelopeFields = sync.OnceValue(func() []envelopeField {
 	t := reflect.TypeFor[Envelope]()
-	out.known = map[string]bool{}
+	var out []envelopeField
 	for i := range t.NumField() {
-		name, opts, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		f := t.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if name == "-" {
 			continue // no member (Parkable)
 		}
-		out.list = append(out.list, envelopeField{index: i, name: name, required: !strings.Contains(opts, "omitempty")})
-		out.known[name] = true
+		out = append(out, envelopeField{index: i, name: name, required: !strings.Contains(opts, "omitempty"),
+			raw: f.Type == reflect.TypeFor[json.RawMessage]()})
 	}
 	return out
 })
